@@ -1,0 +1,1 @@
+"""The ``lagless`` command line: thin typer commands over library functions."""
