@@ -16,6 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "lagless"
 # Lowest first, as in DESIGN.md "Layers". Modules of the same rank may import each other.
 LAYERS: dict[str, int] = {
     "_types": 0,
+    "_version": 0,
     "errors": 0,
     "wire": 1,
     "netsim": 2,
@@ -46,6 +47,13 @@ def _layer_of(module_path: Path) -> str:
     return rel.parts[0].removesuffix(".py")
 
 
+def _module_or_init(name: str) -> str:
+    """``from lagless import X``: X is a layer if it is a module, else it comes from __init__."""
+    if (SRC / name).is_dir() or (SRC / f"{name}.py").is_file():
+        return name
+    return "__init__"
+
+
 def _imported_lagless_layers(tree: ast.AST) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -55,7 +63,7 @@ def _imported_lagless_layers(tree: ast.AST) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module]
             if node.module == "lagless":
-                names = [f"lagless.{alias.name}" for alias in node.names]
+                names = [f"lagless.{_module_or_init(alias.name)}" for alias in node.names]
         for name in names:
             parts = name.split(".")
             if parts[0] == "lagless" and len(parts) > 1:
@@ -88,22 +96,29 @@ def test_no_io_above_io_layer(path: Path) -> None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                assert alias.name.split(".")[0] not in BANNED_MODULES, f"{path}: import {alias.name}"
+                root = alias.name.split(".")[0]
+                assert root not in BANNED_MODULES, f"{path}: import {alias.name}"
         elif isinstance(node, ast.ImportFrom) and node.module:
             root = node.module.split(".")[0]
             assert root not in BANNED_MODULES, f"{path}: from {node.module} import ..."
             if root == "random":
                 for alias in node.names:
-                    assert alias.name in RANDOM_ALLOWED_ATTRS, f"{path}: from random import {alias.name}"
+                    allowed = alias.name in RANDOM_ALLOWED_ATTRS
+                    assert allowed, f"{path}: from random import {alias.name}"
         elif (
             isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name)
             and node.value.id == "random"
         ):
-            assert node.attr in RANDOM_ALLOWED_ATTRS, f"{path}: random.{node.attr} (global generator)"
+            allowed = node.attr in RANDOM_ALLOWED_ATTRS
+            assert allowed, f"{path}: random.{node.attr} (global generator)"
 
 
 def test_checker_catches_a_violation(tmp_path: Path) -> None:
     """The import walker must see both import forms, or the tests above could never fail."""
-    tree = ast.parse("from lagless.cli import app\nimport lagless.lab.registry\nfrom lagless import io\n")
-    assert _imported_lagless_layers(tree) == {"cli", "lab", "io"}
+    source = (
+        "from lagless.cli import app\nimport lagless.lab.registry\nfrom lagless import io\n"
+        "from lagless import ConfigError\n"
+    )
+    tree = ast.parse(source)
+    assert _imported_lagless_layers(tree) == {"cli", "lab", "io", "__init__"}

@@ -7,10 +7,9 @@ Layers, lowest first (a module imports only from layers below it; see ``docs/des
 
 from __future__ import annotations
 
+from lagless._version import __version__ as __version__
 from lagless.errors import ConfigError as ConfigError
 from lagless.errors import LaglessError as LaglessError
 from lagless.errors import LocalProtocolError as LocalProtocolError
-
-__version__ = "0.1.0"
 
 __all__ = ["ConfigError", "LaglessError", "LocalProtocolError", "__version__"]

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from lagless import __version__
+from lagless._version import __version__
 from lagless.cli import bench, netsim, proxy
 from lagless.errors import LaglessError
 

@@ -15,6 +15,7 @@ import typer
 
 from lagless.errors import ConfigError
 
+
 def benchmarks_dir() -> Path:
     """Return the ``benchmarks/`` folder of the source checkout this package was installed from."""
     return Path(__file__).resolve().parents[3] / "benchmarks"

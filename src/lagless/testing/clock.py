@@ -1,4 +1,4 @@
-"""A manual clock for tests: starts at a non-zero epoch so nothing may assume ``now`` starts at 0."""
+"""A manual clock for tests; it starts at a non-zero epoch so no code may assume ``now`` is 0."""
 
 from __future__ import annotations
 
