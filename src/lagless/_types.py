@@ -21,8 +21,8 @@ class SansIO(Protocol):
 
     The object is driven by the application (its own ``send_*``/``close`` methods), by datagrams
     from the network (``receive_datagram``) and by the clock (``handle_timer``). After any input the
-    driver pumps it: ``datagrams_to_send(now)``, then ``next_timer()``, then drains ``next_event()``.
-    Times are seconds on a monotonic clock chosen by the driver.
+    driver pumps it: ``datagrams_to_send(now)``, then ``next_timer()``, then drains
+    ``next_event()``. Times are seconds on a monotonic clock chosen by the driver.
     """
 
     def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:

@@ -1,0 +1,40 @@
+"""Drivers: the only layer with sockets, asyncio, uvloop and real clocks (DESIGN.md "Layers").
+
+``udp`` holds the non-blocking socket helpers (the ``add_reader`` drain loop of DESIGN.md "Speed
+rules"), ``proxy`` the real-UDP link conditioner behind ``lagless proxy``, ``drive`` the shared
+pump.
+"""
+
+from __future__ import annotations
+
+from lagless.io.drive import pump as pump
+from lagless.io.proxy import DirectionStats as DirectionStats
+from lagless.io.proxy import LinkOverrides as LinkOverrides
+from lagless.io.proxy import Proxy as Proxy
+from lagless.io.proxy import ProxyConfig as ProxyConfig
+from lagless.io.proxy import ProxyStats as ProxyStats
+from lagless.io.proxy import build_proxy_config as build_proxy_config
+from lagless.io.proxy import overrides_from_flags as overrides_from_flags
+from lagless.io.proxy import run_proxy as run_proxy
+from lagless.io.udp import add_datagram_reader as add_datagram_reader
+from lagless.io.udp import format_hostport as format_hostport
+from lagless.io.udp import install_uvloop as install_uvloop
+from lagless.io.udp import open_udp_socket as open_udp_socket
+from lagless.io.udp import parse_hostport as parse_hostport
+
+__all__ = [
+    "DirectionStats",
+    "LinkOverrides",
+    "Proxy",
+    "ProxyConfig",
+    "ProxyStats",
+    "add_datagram_reader",
+    "build_proxy_config",
+    "format_hostport",
+    "install_uvloop",
+    "open_udp_socket",
+    "overrides_from_flags",
+    "parse_hostport",
+    "pump",
+    "run_proxy",
+]

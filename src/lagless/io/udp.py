@@ -1,0 +1,244 @@
+"""Non-blocking UDP socket helpers: address parsing, binding, an ``add_reader`` drain loop, uvloop.
+
+Implements DESIGN.md "Speed rules" (receive path): a socket is registered with ``loop.add_reader``
+and, on each readiness callback, drained with ``recvfrom_into`` into one reused buffer until
+``BlockingIOError``. The stock ``DatagramProtocol`` (one callback per datagram, a fresh 256 KiB read
+buffer each time) is never used. uvloop is used when it is installed and is never required.
+
+Decisions:
+    * ``"host:port"`` splits at the last colon; an IPv6 host must be bracketed (``"[::1]:9000"``)
+      because ``"::1:9000"`` is ambiguous. Bare IPv6 text raises ``ConfigError``
+      (``test_udp.py::test_parse_hostport_rejects_bare_ipv6``).
+    * One readiness callback reads at most ``DRAIN_BATCH`` datagrams, then yields to the loop, so a
+      flooded socket cannot starve timers; the reader stays registered, so the loop calls it again
+      at once (``test_udp.py::test_drain_reads_more_than_one_batch``).
+    * ``ConnectionRefusedError`` on a read is the kernel reporting an ICMP "port unreachable" for
+      an earlier send on a connected socket; it is skipped, not fatal
+      (``test_udp.py::test_drain_survives_icmp_refused``).
+    * Bind and name-resolution failures raise ``ConfigError`` naming the address, so the CLI turns
+      them into one line (``test_udp.py::test_open_udp_socket_reports_bind_failure``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from collections.abc import Callable
+from typing import Final
+
+from lagless._types import Address
+from lagless.errors import ConfigError
+
+MAX_DATAGRAM: Final = 65535  # bytes: the largest UDP payload a recv can return
+DRAIN_BATCH: Final = 256  # datagrams read per readiness callback before yielding to the loop
+
+DatagramHandler = Callable[[bytes, Address], None]
+"""Called once per received datagram with its bytes and the sender's ``(host, port)``."""
+
+
+def parse_hostport(text: str, *, field: str = "address") -> Address:
+    """Parse ``"host:port"`` or ``"[ipv6]:port"`` into an :data:`~lagless._types.Address`.
+
+    Args:
+        text: e.g. ``"127.0.0.1:9000"``, ``"localhost:0"``, ``"[::1]:9000"``.
+        field: the name used in error messages (e.g. the CLI option ``"--listen"``).
+
+    Returns:
+        ``(host, port)``; brackets are removed from IPv6 hosts. Port 0 means "any free port".
+
+    Raises:
+        ConfigError: no port, a port outside [0, 65535], an empty host, an unbracketed IPv6 host,
+            or brackets around something that is not an IPv6 address.
+    """
+    allowed = "expected HOST:PORT or [IPV6]:PORT with PORT in [0, 65535]"
+    text = text.strip()
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        raise ConfigError(f"{field} must be HOST:PORT, got {text!r} ({allowed})")
+    if host.startswith("[") or host.endswith("]"):
+        if not (host.startswith("[") and host.endswith("]")):
+            raise ConfigError(f"{field} has unbalanced brackets in {text!r} ({allowed})")
+        host = host[1:-1]
+        try:
+            ipaddress.IPv6Address(host.split("%", 1)[0])
+        except ValueError:
+            raise ConfigError(
+                f"{field} brackets must hold an IPv6 address, got {text!r} ({allowed})"
+            ) from None
+    elif ":" in host:
+        raise ConfigError(f"{field} IPv6 hosts need brackets, got {text!r} (e.g. '[::1]:9000')")
+    if not host:
+        raise ConfigError(f"{field} has an empty host in {text!r} ({allowed})")
+    if not port_text.isdigit() or int(port_text) > 65535:
+        raise ConfigError(f"{field} has a bad port in {text!r} ({allowed})")
+    return (host, int(port_text))
+
+
+def format_hostport(addr: Address) -> str:
+    """Format ``(host, port)`` as ``"host:port"``, bracketing IPv6 hosts (inverse of parsing).
+
+    Args:
+        addr: ``(host, port)``.
+
+    Returns:
+        Text that :func:`parse_hostport` maps back to the same ``(host, port)``.
+    """
+    host, port = addr[0], addr[1]
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def resolve(addr: Address, *, field: str = "address") -> tuple[socket.AddressFamily, Address]:
+    """Resolve ``(host, port)`` to its address family and numeric ``(ip, port)`` for datagrams.
+
+    Args:
+        addr: ``(host, port)``; the host may be a name (``"localhost"``) or a literal IP.
+        field: the name used in error messages.
+
+    Returns:
+        ``(family, (ip, port))`` of the first ``getaddrinfo`` answer (``AF_INET`` or ``AF_INET6``).
+
+    Raises:
+        ConfigError: the host does not resolve.
+    """
+    try:
+        infos = socket.getaddrinfo(addr[0], addr[1], type=socket.SOCK_DGRAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ConfigError(f"{field} host {addr[0]!r} does not resolve: {exc}") from None
+    for family, _type, _proto, _canon, sockaddr in infos:
+        if family in (socket.AF_INET, socket.AF_INET6):
+            return socket.AddressFamily(family), (str(sockaddr[0]), int(sockaddr[1]))
+    raise ConfigError(f"{field} host {addr[0]!r} has no IPv4 or IPv6 address")
+
+
+def open_udp_socket(
+    local: Address | str,
+    *,
+    connect: Address | None = None,
+    field: str = "address",
+) -> socket.socket:
+    """Open a non-blocking UDP socket bound to ``local``, optionally connected to ``connect``.
+
+    Args:
+        local: where to bind, as ``(host, port)`` or ``"host:port"`` text; port 0 picks a free one.
+            The family (IPv4/IPv6) follows the host. IPv6 sockets are IPv6-only.
+        connect: if given, the socket is connected, so it only receives datagrams from that peer
+            and ``send`` needs no address.
+        field: the name used in error messages (e.g. ``"--listen"``).
+
+    Returns:
+        The bound, non-blocking socket; the caller closes it.
+
+    Raises:
+        ConfigError: bad text, an unresolvable host, or the OS refused the bind or connect.
+    """
+    if isinstance(local, str):
+        local = parse_hostport(local, field=field)
+    family, sockaddr = resolve(local, field=field)
+    sock = socket.socket(family, socket.SOCK_DGRAM)
+    try:
+        sock.setblocking(False)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        try:
+            sock.bind(sockaddr)
+        except OSError as exc:
+            raise ConfigError(f"{field} cannot bind {format_hostport(sockaddr)}: {exc}") from None
+        if connect is not None:
+            try:
+                sock.connect(connect)
+            except OSError as exc:
+                raise ConfigError(
+                    f"{field} cannot reach {format_hostport(connect)}: {exc}"
+                ) from None
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def wildcard_for(family: socket.AddressFamily) -> Address:
+    """Return the any-address with port 0 for ``family``: ``("0.0.0.0", 0)`` or ``("::", 0)``.
+
+    Args:
+        family: ``AF_INET`` or ``AF_INET6``.
+
+    Returns:
+        An address that binds an ephemeral port on every interface of that family.
+    """
+    return ("::", 0) if family == socket.AF_INET6 else ("0.0.0.0", 0)
+
+
+def drain(sock: socket.socket, buffer: bytearray, handler: DatagramHandler, limit: int) -> int:
+    """Read up to ``limit`` datagrams from a non-blocking ``sock`` and pass each to ``handler``.
+
+    Args:
+        sock: a non-blocking datagram socket.
+        buffer: a reused receive buffer of at least :data:`MAX_DATAGRAM` bytes.
+        handler: called with a fresh ``bytes`` copy of each datagram and its sender.
+        limit: the most datagrams to read in this call.
+
+    Returns:
+        How many datagrams were handed to ``handler`` (fewer than ``limit`` means the socket is
+        empty).
+    """
+    view = memoryview(buffer)
+    count = 0
+    while count < limit:
+        try:
+            size, sender = sock.recvfrom_into(buffer)
+        except BlockingIOError:
+            break
+        except ConnectionRefusedError:
+            # ICMP port-unreachable for an earlier send on a connected socket: not fatal for UDP.
+            continue
+        count += 1
+        handler(bytes(view[:size]), (str(sender[0]), int(sender[1])))
+    return count
+
+
+def add_datagram_reader(
+    loop: asyncio.AbstractEventLoop,
+    sock: socket.socket,
+    handler: DatagramHandler,
+    *,
+    batch: int = DRAIN_BATCH,
+) -> Callable[[], None]:
+    """Register ``sock`` with ``loop.add_reader``; each wake-up drains it into ``handler``.
+
+    Args:
+        loop: the running event loop (asyncio or uvloop).
+        sock: a non-blocking datagram socket.
+        handler: called once per datagram with its bytes and sender; it must not block.
+        batch: the most datagrams read per wake-up before yielding to the loop.
+
+    Returns:
+        A function that unregisters the reader (it does not close the socket).
+    """
+    buffer = bytearray(MAX_DATAGRAM)
+    fd = sock.fileno()
+
+    def on_readable() -> None:
+        drain(sock, buffer, handler, batch)
+
+    loop.add_reader(fd, on_readable)
+
+    def remove() -> None:
+        loop.remove_reader(fd)
+
+    return remove
+
+
+def install_uvloop() -> bool:
+    """Make new asyncio event loops uvloop loops, if uvloop is installed (the ``[fast]`` extra).
+
+    Returns:
+        ``True`` if uvloop's event-loop policy is now installed, ``False`` if uvloop is missing
+        (asyncio's default loop is then used unchanged).
+    """
+    try:
+        import uvloop
+    except ImportError:
+        return False
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    return True
