@@ -1,0 +1,579 @@
+"""The message layer of one connection side: packs messages of all channels into payloads.
+
+Implements DESIGN.md "Transport defaults" (messages of all channels packed into one payload under
+the 1200-byte budget, reliable messages resent until a packet carrying them is acked, fragments of
+at most 1024 bytes), spec 004 §4.4.2 (delivery notifications per packet drive resends; several
+messages per packet, each with its own delivery policy) and §4.4.4 (guaranteed / non-guaranteed
+events), and spec 000 §2.5 (ENet aggregation and channels). Sans-I/O: time comes in as ``now``.
+
+Payload wire format (all integers big-endian; a payload is zero or more records to its end)::
+
+    record  = head:u8  message_id:u16  [fragment_index:u8  fragment_count_minus_1:u8]
+              length:varint  data[length]
+    head    = bit 7: fragment flag (the two fragment bytes follow)
+              bit 6: reserved, must be 0
+              bits 0-5: channel index (0..63)
+    varint  = 1 byte for 0..127, else 2 bytes: (length & 0x7f) | 0x80, length >> 7 (non-zero);
+              the shortest form only
+
+An unfragmented record costs 4 bytes of overhead below 128 bytes of data and 5 above; a fragment
+costs 7. Read checks, in order (each failure drops the whole payload): record grammar and lengths
+(``MALFORMED``: truncated, reserved bit, non-minimal or 3-byte varint, length above
+``fragment_size``, fragment count below 2 or index beyond it, a non-last fragment shorter than
+``fragment_size``, an empty last fragment); then, against the configuration, ``UNKNOWN_CHANNEL``,
+``UNEXPECTED_FRAGMENT`` (fragment on an unreliable channel) and ``TOO_LARGE``; only then are the
+records applied in order, where ``OUT_OF_WINDOW``, ``FRAGMENT_MISMATCH`` and ``REASSEMBLY_MEMORY``
+stop processing (records before it stay applied; the connection closes anyway).
+
+Decisions:
+
+* ``read_packet`` never raises on bytes; it returns ``None`` when the payload was accepted (even
+  if some records were duplicates) or the ``MessageDropReason`` that dropped it. The connection
+  should ack a packet only when ``read_packet`` returned ``None``, so a reliable message in a
+  dropped payload is resent (``test_packer.py::test_garbage_never_raises_and_is_counted``).
+* Violations (``reason.is_violation``) are also stored, first one wins, in
+  ``MessageLayer.violation``; the connection closes on it (STYLE §4) and the layer keeps working
+  meanwhile (``test_packer.py::test_violation_is_sticky_and_reported``).
+* Packing: channels in priority order (higher first, ties by index), each within its per-packet
+  ``budget``. Small (unfragmented) messages and fragments are packed in two passes; when both wait,
+  fragments go first in a ``fragment_share`` of the packets (deterministic credit counter) and
+  small messages first in the others, so a 256 KiB transfer neither starves nor is starved
+  (``test_packer.py::test_small_messages_flow_during_big_transfer``).
+* Unreliable messages are written in FIFO order and the channel stops at the first one that does
+  not fit (writing a later one first would make the earlier one stale); reliable channels skip a
+  message that does not fit and try the next.
+* The contents of the last ``sent_packet_history`` packets are remembered; an older record, or
+  one whose sequence number is reused, counts as lost (``test_packer.py::test_history_bound``).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import Counter, deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from lagless.errors import LocalProtocolError
+from lagless.transport.channels import (
+    DeliveredMessage,
+    Outgoing,
+    ReceivedMessage,
+    ReliableReceiver,
+    ReliableSender,
+    UnreliableReceiver,
+    UnreliableSender,
+)
+from lagless.transport.config import MAX_RECORD_OVERHEAD, MessageLayerConfig
+from lagless.transport.fragment import Reassembler
+from lagless.transport.message_errors import (
+    MessageDropReason,
+    MessageTooLarge,
+    MessageViolation,
+)
+from lagless.wire.errors import DecodeError
+
+__all__ = [
+    "MessageLayer",
+    "MessageLayerStatistics",
+    "Record",
+    "encode_record",
+    "parse_payload",
+    "record_size",
+]
+
+_HEAD: Final = struct.Struct(">BH")
+_FRAG: Final = struct.Struct(">BB")
+FRAGMENT_FLAG: Final = 0x80
+RESERVED_BIT: Final = 0x40
+CHANNEL_MASK: Final = 0x3F
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One parsed record of a payload."""
+
+    channel: int
+    """Channel index (0..63)."""
+    message_id: int
+    """16-bit message id."""
+    index: int
+    """Fragment index, or -1 for an unfragmented message."""
+    count: int
+    """Number of fragments (1 when unfragmented)."""
+    data: bytes
+    """Record data (bytes)."""
+
+
+def record_size(length: int, *, fragment: bool) -> int:
+    """Return the encoded size (bytes) of a record with ``length`` bytes of data.
+
+    Args:
+        length: Data length (bytes), below 16384.
+        fragment: True for a fragment record.
+
+    Returns:
+        Header plus data bytes.
+    """
+    return 3 + (2 if fragment else 0) + (1 if length < 0x80 else 2) + length
+
+
+def encode_record(
+    out: bytearray, channel: int, message_id: int, data: bytes, index: int = -1, count: int = 1
+) -> None:
+    """Append one record to ``out``.
+
+    Args:
+        out: Buffer to extend.
+        channel: Channel index (0..63).
+        message_id: 16-bit message id.
+        data: Record data, below 16384 bytes.
+        index: Fragment index, or -1 for an unfragmented message.
+        count: Number of fragments (2..256) of a fragment record.
+    """
+    out += _HEAD.pack(channel | (FRAGMENT_FLAG if index >= 0 else 0), message_id)
+    if index >= 0:
+        out += _FRAG.pack(index, count - 1)
+    n = len(data)
+    if n < 0x80:
+        out.append(n)
+    else:
+        out.append((n & 0x7F) | 0x80)
+        out.append(n >> 7)
+    out += data
+
+
+def parse_payload(data: bytes, fragment_size: int) -> list[Record]:
+    """Split a payload into records, checking the grammar only (not the configuration).
+
+    Args:
+        data: The payload bytes.
+        fragment_size: Exact length of every non-last fragment, bound of every record (bytes).
+
+    Returns:
+        The records in order.
+
+    Raises:
+        DecodeError: On any grammar violation (the only exception it raises).
+    """
+    records: list[Record] = []
+    pos = 0
+    end = len(data)
+    while pos < end:
+        if pos + 4 > end:
+            raise DecodeError(f"truncated record header at byte {pos}")
+        head, message_id = _HEAD.unpack_from(data, pos)
+        pos += 3
+        if head & RESERVED_BIT:
+            raise DecodeError("reserved bit set in record head")
+        index, count = -1, 1
+        if head & FRAGMENT_FLAG:
+            if pos + 3 > end:
+                raise DecodeError("truncated fragment header")
+            index, last = _FRAG.unpack_from(data, pos)
+            pos += 2
+            count = last + 1
+            if count < 2 or index >= count:
+                raise DecodeError(f"fragment index {index} of count {count}")
+        length = data[pos]
+        pos += 1
+        if length & 0x80:
+            if pos >= end:
+                raise DecodeError("truncated length")
+            high = data[pos]
+            pos += 1
+            if high == 0 or high & 0x80:
+                raise DecodeError("non-minimal or overlong length")
+            length = (length & 0x7F) | (high << 7)
+        if length > fragment_size or pos + length > end:
+            raise DecodeError(f"record length {length} out of range")
+        if index >= 0 and (length == 0 if index == count - 1 else length != fragment_size):
+            raise DecodeError(f"fragment {index} of {count} has {length} bytes")
+        records.append(
+            Record(head & CHANNEL_MASK, message_id, index, count, data[pos : pos + length])
+        )
+        pos += length
+    return records
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageLayerStatistics:
+    """Snapshot of a ``MessageLayer``'s counters (trio-style ``statistics()``)."""
+
+    messages_sent: int
+    """Messages accepted by ``send``."""
+    messages_received: int
+    """Messages handed to the receive queue."""
+    messages_delivered: int
+    """Reliable messages whose every fragment was acked."""
+    packets_written: int
+    """Payloads returned by ``write_packet``."""
+    records_written: int
+    """Records (messages or fragments) written."""
+    records_resent: int
+    """Reliable records written again after an earlier send."""
+    bytes_written: int
+    """Payload bytes returned by ``write_packet`` (bytes)."""
+    unreliable_send_dropped: int
+    """Unreliable messages dropped unsent because their queue was full."""
+    reassembly_memory: int
+    """Bytes reserved now for fragmented messages not yet delivered (bytes)."""
+    reassembly_peak: int
+    """Highest ``reassembly_memory`` so far (bytes)."""
+    dropped: Mapping[MessageDropReason, int]
+    """Drops by reason: payloads for packet-level reasons, records for DUPLICATE and STALE."""
+    violation: MessageDropReason | None
+    """First protocol violation by the peer, if any."""
+
+
+class MessageLayer:
+    """Channels, fragmentation and packing for one side of a connection (sans-I/O).
+
+    The connection calls ``write_packet`` for every payload packet it sends, reports the fate of
+    each packet with ``on_packet_acked`` / ``on_packet_lost`` (spec 004 §4.4.2), passes received
+    payloads to ``read_packet`` and drains ``next_received`` and ``next_delivered``.
+    """
+
+    def __init__(self, *, config: MessageLayerConfig | None = None) -> None:
+        """Create the layer with empty channels.
+
+        Args:
+            config: Message-layer settings; both ends must use equal ones. Default settings when
+                ``None``.
+        """
+        self.config = MessageLayerConfig() if config is None else config
+        """The message-layer settings."""
+        cfg = self.config
+        self._reserve = [0]
+        self._ready: deque[ReceivedMessage] = deque()
+        self._delivered: deque[DeliveredMessage] = deque()
+        self._reassembler = Reassembler(
+            fragment_size=cfg.fragment_size, memory_limit=cfg.reassembly_memory_limit
+        )
+        self._reliable: dict[int, ReliableSender] = {}
+        self._unreliable: dict[int, UnreliableSender] = {}
+        self._rreceivers: dict[int, ReliableReceiver] = {}
+        self._ureceivers: dict[int, UnreliableReceiver] = {}
+        for i, ch in enumerate(cfg.channels):
+            if ch.kind.reliable:
+                self._reliable[i] = ReliableSender(i, cfg, self._reserve, self._delivered)
+                self._rreceivers[i] = ReliableReceiver(i, cfg, self._reassembler, self._ready)
+            else:
+                self._unreliable[i] = UnreliableSender(i, ch)
+                self._ureceivers[i] = UnreliableReceiver(i, cfg, self._ready)
+        self._order = sorted(range(len(cfg.channels)), key=lambda i: (-cfg.channels[i].priority, i))
+        self._limits = [cfg.message_limit(i) for i in range(len(cfg.channels))]
+        self._max_count = [-(-limit // cfg.fragment_size) for limit in self._limits]
+        self._sent: dict[int, list[tuple[ReliableSender, Outgoing, int]]] = {}
+        self._credit = 1.0
+        self._dropped: Counter[MessageDropReason] = Counter()
+        self.violation: MessageDropReason | None = None
+        """First protocol violation seen in ``read_packet``; the connection should close."""
+        self._messages_sent = 0
+        self._messages_received = 0
+        self._messages_delivered = 0
+        self._packets = 0
+        self._records = 0
+        self._resent = 0
+        self._bytes = 0
+
+    # ----------------------------------------------------------------------------- sending
+
+    def send(self, channel: int, payload: bytes, now: float) -> int:
+        """Queue ``payload`` on ``channel``.
+
+        Args:
+            channel: Channel index.
+            payload: Message bytes.
+            now: Current time (seconds); taken for the uniform sans-I/O shape, queue order alone
+                decides what is sent first.
+
+        Returns:
+            The 16-bit message id (per channel, wrapping).
+
+        Raises:
+            LocalProtocolError: Unknown channel or a payload that is not bytes.
+            MessageTooLarge: ``len(payload)`` above the channel's ``max_message_size``.
+            SendQueueFull: A reliable channel already holds ``send_queue_limit`` messages.
+
+        Pump the object afterwards (see ``lagless.io.drive.pump``).
+        """
+        if not isinstance(channel, int) or not 0 <= channel < len(self._limits):
+            raise LocalProtocolError(
+                f"channel must be in [0, {len(self._limits) - 1}], got {channel!r}"
+            )
+        if not isinstance(payload, bytes | bytearray | memoryview):
+            raise LocalProtocolError(f"payload must be bytes, got {type(payload).__name__}")
+        data = bytes(payload)
+        if len(data) > self._limits[channel]:
+            raise MessageTooLarge(
+                f"payload must be <= {self._limits[channel]} bytes on channel {channel} "
+                f"(max_message_size), got {len(data)}"
+            )
+        sender = self._reliable.get(channel)
+        message_id = (sender or self._unreliable[channel]).send(data)
+        self._messages_sent += 1
+        return message_id
+
+    def write_packet(self, packet_seq: int, now: float, budget: int | None = None) -> bytes | None:
+        """Fill one payload with due messages of all channels.
+
+        Args:
+            packet_seq: Sequence number of the packet that will carry the payload (16 bits).
+            now: Current time (seconds).
+            budget: Payload bytes available; ``config.packet_budget`` when ``None``.
+
+        Returns:
+            The payload, or ``None`` when nothing is due.
+
+        Raises:
+            LocalProtocolError: ``budget`` smaller than one full fragment record.
+        """
+        cfg = self.config
+        budget = cfg.packet_budget if budget is None else budget
+        if budget < cfg.fragment_size + MAX_RECORD_OVERHEAD:
+            raise LocalProtocolError(
+                f"budget must be >= {cfg.fragment_size + MAX_RECORD_OVERHEAD} bytes, got {budget}"
+            )
+        self._forget(packet_seq)
+        out = bytearray()
+        entries: list[tuple[ReliableSender, Outgoing, int]] = []
+        used = [0] * len(cfg.channels)
+        fragments_first = self._credit >= 1.0
+        if fragments_first:
+            wrote = self._write_fragments(out, entries, used, budget, packet_seq, now)
+            self._write_small(out, entries, used, budget, packet_seq, now)
+            self._credit -= 1.0 if wrote else 0.0
+        else:
+            self._write_small(out, entries, used, budget, packet_seq, now)
+            self._write_fragments(out, entries, used, budget, packet_seq, now)
+        self._credit = min(1.0, self._credit + cfg.fragment_share)
+        if not out:
+            return None
+        if entries:
+            self._sent[packet_seq] = entries
+            if len(self._sent) > cfg.sent_packet_history:
+                self._forget(next(iter(self._sent)))
+        self._packets += 1
+        self._bytes += len(out)
+        return bytes(out)
+
+    def _room(self, channel: int, used: list[int], budget: int, out: bytearray) -> int:
+        cap = self.config.channels[channel].budget
+        room = budget - len(out)
+        return room if cap is None else min(room, cap - used[channel])
+
+    def _write_small(
+        self,
+        out: bytearray,
+        entries: list[tuple[ReliableSender, Outgoing, int]],
+        used: list[int],
+        budget: int,
+        packet_seq: int,
+        now: float,
+    ) -> None:
+        for ch in self._order:
+            room = self._room(ch, used, budget, out)
+            reliable = self._reliable.get(ch)
+            if reliable is None:
+                queue = self._unreliable[ch].queue
+                while queue and (size := record_size(len(queue[0][1]), fragment=False)) <= room:
+                    message_id, data = queue.popleft()
+                    encode_record(out, ch, message_id, data)
+                    used[ch] += size
+                    room -= size
+                    self._records += 1
+                continue
+            for msg in reliable.small(now):
+                size = record_size(len(msg.payload), fragment=False)
+                if size > room:
+                    if room < 4:
+                        break
+                    continue
+                encode_record(out, ch, msg.message_id, msg.payload)
+                used[ch] += size
+                room -= size
+                self._note(reliable, msg, 0, entries, packet_seq, now)
+
+    def _write_fragments(
+        self,
+        out: bytearray,
+        entries: list[tuple[ReliableSender, Outgoing, int]],
+        used: list[int],
+        budget: int,
+        packet_seq: int,
+        now: float,
+    ) -> bool:
+        wrote = False
+        for ch in self._order:
+            reliable = self._reliable.get(ch)
+            if reliable is None:
+                continue
+            for msg, index in reliable.fragments(now):
+                piece = msg.pieces[index]
+                if record_size(len(piece), fragment=True) > self._room(ch, used, budget, out):
+                    break
+                before = len(out)
+                encode_record(out, ch, msg.message_id, piece, index, msg.count)
+                used[ch] += len(out) - before
+                self._note(reliable, msg, index, entries, packet_seq, now)
+                wrote = True
+        return wrote
+
+    def _note(
+        self,
+        sender: ReliableSender,
+        msg: Outgoing,
+        index: int,
+        entries: list[tuple[ReliableSender, Outgoing, int]],
+        packet_seq: int,
+        now: float,
+    ) -> None:
+        entries.append((sender, msg, index))
+        self._records += 1
+        self._resent += sender.sent(msg, index, packet_seq, now)
+
+    def _forget(self, packet_seq: int) -> None:
+        for sender, msg, index in self._sent.pop(packet_seq, ()):
+            sender.lost(msg, index, packet_seq)
+
+    def on_packet_acked(self, packet_seq: int) -> None:
+        """The packet ``packet_seq`` was acked: its reliable records count as received.
+
+        Unknown or already reported sequence numbers are ignored.
+
+        Args:
+            packet_seq: Sequence number given to ``write_packet``.
+
+        Pump the object afterwards (see ``lagless.io.drive.pump``).
+        """
+        before = len(self._delivered)
+        for sender, msg, index in self._sent.pop(packet_seq, ()):
+            sender.acked(msg, index)
+        self._messages_delivered += len(self._delivered) - before
+
+    def on_packet_lost(self, packet_seq: int) -> None:
+        """The packet ``packet_seq`` was declared lost: its unacked records are due at once.
+
+        Unknown or already reported sequence numbers are ignored.
+
+        Args:
+            packet_seq: Sequence number given to ``write_packet``.
+
+        Pump the object afterwards (see ``lagless.io.drive.pump``).
+        """
+        self._forget(packet_seq)
+
+    def has_pending(self, now: float) -> bool:
+        """Return True when ``write_packet(now)`` would write something.
+
+        Args:
+            now: Current time (seconds).
+        """
+        return any(s.queue for s in self._unreliable.values()) or any(
+            s.has_pending(now) for s in self._reliable.values()
+        )
+
+    def next_resend_time(self) -> float | None:
+        """Return the earliest time (seconds) an unacked reliable record becomes due, or None.
+
+        Records never sent (or whose packet was lost) are due now; ``has_pending`` reports them.
+        """
+        times = [t for s in self._reliable.values() if (t := s.next_resend_time()) is not None]
+        return min(times, default=None)
+
+    def next_delivered(self) -> DeliveredMessage | None:
+        """Return the next reliable message fully acked by the peer, or None."""
+        return self._delivered.popleft() if self._delivered else None
+
+    # ----------------------------------------------------------------------------- receiving
+
+    def read_packet(self, data: bytes, now: float) -> MessageDropReason | None:
+        """Parse one received payload and queue its messages; never raises on any bytes.
+
+        Args:
+            data: The payload (what the peer's ``write_packet`` returned).
+            now: Current time (seconds); reception needs no clock, taken for the uniform shape.
+
+        Returns:
+            ``None`` when accepted, else the reason the payload was dropped (counted; a
+            violation is also stored in ``violation``).
+
+        Pump the object afterwards (see ``lagless.io.drive.pump``).
+        """
+        try:
+            records = parse_payload(data, self.config.fragment_size)
+        except DecodeError:
+            return self._drop(MessageDropReason.MALFORMED)
+        for record in records:
+            reason = self._static_check(record)
+            if reason is not None:
+                return self._drop(reason)
+        before = len(self._ready)
+        try:
+            for record in records:
+                reliable = self._rreceivers.get(record.channel)
+                if reliable is None:
+                    result = self._ureceivers[record.channel].receive(
+                        record.message_id, record.data
+                    )
+                else:
+                    result = reliable.receive(
+                        record.message_id, record.data, record.index, record.count
+                    )
+                if result is not None:
+                    self._dropped[result] += 1
+        except MessageViolation as exc:
+            return self._drop(exc.reason)
+        finally:
+            self._messages_received += len(self._ready) - before
+        return None
+
+    def _static_check(self, record: Record) -> MessageDropReason | None:
+        if record.channel >= len(self._limits):
+            return MessageDropReason.UNKNOWN_CHANNEL
+        if record.index >= 0:
+            if record.channel not in self._rreceivers:
+                return MessageDropReason.UNEXPECTED_FRAGMENT
+            if record.count > self._max_count[record.channel]:
+                return MessageDropReason.TOO_LARGE
+        elif len(record.data) > self._limits[record.channel]:
+            return MessageDropReason.TOO_LARGE
+        return None
+
+    def _drop(self, reason: MessageDropReason) -> MessageDropReason:
+        self._dropped[reason] += 1
+        if reason.is_violation and self.violation is None:
+            self.violation = reason
+        return reason
+
+    def next_received(self) -> ReceivedMessage | None:
+        """Return the next message for the application, or None.
+
+        Reliable-ordered messages come in send order exactly once, reliable-unordered exactly
+        once, unreliable at most once, unreliable-sequenced never older than one already given.
+        """
+        return self._ready.popleft() if self._ready else None
+
+    def statistics(self) -> MessageLayerStatistics:
+        """Return a snapshot of the counters."""
+        dropped = dict(self._dropped)
+        duplicates = self._reassembler.duplicates
+        if duplicates:
+            dropped[MessageDropReason.DUPLICATE] = dropped.get(MessageDropReason.DUPLICATE, 0) + (
+                duplicates
+            )
+        return MessageLayerStatistics(
+            messages_sent=self._messages_sent,
+            messages_received=self._messages_received,
+            messages_delivered=self._messages_delivered,
+            packets_written=self._packets,
+            records_written=self._records,
+            records_resent=self._resent,
+            bytes_written=self._bytes,
+            unreliable_send_dropped=sum(s.dropped for s in self._unreliable.values()),
+            reassembly_memory=self._reassembler.memory,
+            reassembly_peak=self._reassembler.peak,
+            dropped=dropped,
+            violation=self.violation,
+        )

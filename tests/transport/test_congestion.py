@@ -1,0 +1,108 @@
+"""Good/bad send-rate switch (spec 004 §2.3.4, Gaffer on Games flow control numbers)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lagless.transport.config import CongestionConfig
+from lagless.transport.congestion import CongestionController, CongestionMode
+
+T0 = 1000.0  # non-zero epoch: objects never assume now starts at 0
+GOOD = (0.05, 0.0)  # rtt (s), loss
+BAD_RTT = (0.4, 0.0)
+BAD_LOSS = (0.05, 0.3)
+
+
+def feed(
+    cc: CongestionController,
+    sample: tuple[float, float],
+    start: float,
+    end: float,
+    step: float = 0.1,
+) -> float:
+    t = start
+    while t < end - 1e-9:
+        cc.on_statistics(sample[0], sample[1], t)
+        t += step
+    return t
+
+
+def test_starts_bad_then_recovers() -> None:
+    cc = CongestionController(now=T0)
+    assert cc.mode is CongestionMode.BAD
+    assert cc.send_rate == 10.0
+    assert cc.send_interval == pytest.approx(0.1)
+    feed(cc, GOOD, T0, T0 + 3.9)
+    assert cc.mode is CongestionMode.BAD  # penalty 4 s not served yet
+    feed(cc, GOOD, T0 + 3.9, T0 + 4.1)
+    assert cc.mode is CongestionMode.GOOD
+    assert cc.send_rate == 30.0
+    assert cc.next_send_time(T0 + 5.0) == pytest.approx(T0 + 5.0 + 1 / 30)
+
+
+def test_bad_link_lowers_rate() -> None:
+    cc = CongestionController(now=T0)
+    t = feed(cc, GOOD, T0, T0 + 5.0)
+    assert cc.send_rate == 30.0
+    cc.on_statistics(*BAD_RTT, t)
+    assert cc.mode is CongestionMode.BAD
+    assert cc.send_rate == 10.0
+
+
+def test_loss_alone_makes_link_bad() -> None:
+    cc = CongestionController(now=T0)
+    t = feed(cc, GOOD, T0, T0 + 5.0)
+    cc.on_statistics(*BAD_LOSS, t)
+    assert cc.mode is CongestionMode.BAD
+
+
+def test_bad_sample_restarts_recovery() -> None:
+    cc = CongestionController(now=T0)
+    feed(cc, GOOD, T0, T0 + 3.0)
+    cc.on_statistics(*BAD_RTT, T0 + 3.0)
+    feed(cc, GOOD, T0 + 3.1, T0 + 6.5)
+    assert cc.mode is CongestionMode.BAD  # only 3.4 s of unbroken good link
+    feed(cc, GOOD, T0 + 6.5, T0 + 7.2)
+    assert cc.mode is CongestionMode.GOOD
+
+
+def test_flapping_doubles_penalty() -> None:
+    cc = CongestionController(now=T0)
+    t = feed(cc, GOOD, T0, T0 + 4.1)
+    assert cc.mode is CongestionMode.GOOD
+    cc.on_statistics(*BAD_RTT, t + 2.0)  # bad again within 10 s of recovering
+    assert cc.penalty == 8.0
+    t = feed(cc, GOOD, t + 2.1, t + 2.1 + 8.1)
+    assert cc.mode is CongestionMode.GOOD
+    cc.on_statistics(*BAD_RTT, t + 1.0)
+    assert cc.penalty == 16.0
+    cc2 = CongestionController(now=T0, config=CongestionConfig(max_penalty=10.0))
+    for k in range(5):
+        feed(cc2, GOOD, T0 + 100 * k, T0 + 100 * k + 11)
+        cc2.on_statistics(*BAD_RTT, T0 + 100 * k + 11.5)
+    assert cc2.penalty == 10.0  # capped
+
+
+def test_penalty_halves() -> None:
+    cc = CongestionController(now=T0)
+    t = feed(cc, GOOD, T0, T0 + 4.05)
+    assert cc.mode is CongestionMode.GOOD
+    recovered = t - 0.1
+    t = feed(cc, GOOD, t, recovered + 10.05)
+    assert cc.penalty == 2.0
+    t = feed(cc, GOOD, t, recovered + 20.05)
+    assert cc.penalty == 1.0
+    t = feed(cc, GOOD, t, recovered + 40.05)
+    assert cc.penalty == 1.0  # floor: min_penalty
+    cc.on_statistics(*BAD_RTT, t)  # long after recovering: not a flap
+    assert cc.penalty == 1.0
+    feed(cc, GOOD, t + 0.1, t + 1.25)
+    assert cc.mode is CongestionMode.GOOD  # recovers after the 1 s penalty
+
+
+def test_recovery_independent_of_report_rate() -> None:
+    fast = CongestionController(now=T0)
+    slow = CongestionController(now=T0)
+    feed(fast, GOOD, T0, T0 + 4.5, step=0.01)
+    feed(slow, GOOD, T0, T0 + 4.5, step=1.0)
+    assert fast.mode is slow.mode is CongestionMode.GOOD
