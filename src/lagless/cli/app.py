@@ -7,7 +7,7 @@ import sys
 import typer
 
 from lagless._version import __version__
-from lagless.cli import bench, netsim, proxy
+from lagless.cli import bench, lab, netsim, proxy
 from lagless.errors import LaglessError
 
 app = typer.Typer(
@@ -18,6 +18,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(netsim.app, name="netsim")
+app.add_typer(lab.app, name="lab")
 app.command("proxy")(proxy.proxy)
 app.command("bench")(bench.bench)
 

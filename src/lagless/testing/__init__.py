@@ -6,7 +6,15 @@ Modelled on ``trio.testing``: a fake clock and a conformance checker every ``San
 from __future__ import annotations
 
 from lagless.testing.clock import FakeClock as FakeClock
+from lagless.testing.determinism import DeterminismViolation as DeterminismViolation
+from lagless.testing.determinism import check_determinism as check_determinism
 from lagless.testing.sansio import SansIOViolation as SansIOViolation
 from lagless.testing.sansio import check_sans_io as check_sans_io
 
-__all__ = ["FakeClock", "SansIOViolation", "check_sans_io"]
+__all__ = [
+    "DeterminismViolation",
+    "FakeClock",
+    "SansIOViolation",
+    "check_determinism",
+    "check_sans_io",
+]

@@ -426,6 +426,18 @@ class AckTracker:
         self._next_sequence = seq_add(sequence, 1)
         return AckHeader(sequence=sequence, ack=self._ack, ack_bits=self._ack_bits)
 
+    def classify(self, sequence: int) -> ReceiveStatus:
+        """Say what `on_receive` would do with ``sequence``, changing nothing.
+
+        The connection checks this before it parses the rest of a packet, so a packet whose body
+        is rejected is never acknowledged and its sender resends what it carried.
+        """
+        if self._received.is_stale(sequence):
+            return ReceiveStatus.STALE
+        if sequence in self._received:
+            return ReceiveStatus.DUPLICATE
+        return ReceiveStatus.ACCEPTED
+
     def on_receive(self, header: AckHeader, now: float) -> ReceiveResult:
         """Process the header of a received packet.
 
@@ -440,10 +452,9 @@ class AckTracker:
             Whether the packet is new, and which packets it newly acknowledged.
         """
         sequence = header.sequence
-        if self._received.is_stale(sequence):
-            return ReceiveResult(status=ReceiveStatus.STALE, acked=())
-        if sequence in self._received:
-            return ReceiveResult(status=ReceiveStatus.DUPLICATE, acked=())
+        status = self.classify(sequence)
+        if status is not ReceiveStatus.ACCEPTED:
+            return ReceiveResult(status=status, acked=())
         self._record_received(sequence)
         return ReceiveResult(status=ReceiveStatus.ACCEPTED, acked=self._process_acks(header, now))
 
@@ -518,11 +529,13 @@ class AckTracker:
         Returns:
             Pending notifications, oldest first.
         """
-        deadline = now - self.loss_timeout()
+        timeout = self.loss_timeout()
         in_flight = self._in_flight
         while in_flight:
             sent = self._sent.find(in_flight[0])
-            if sent is not None and sent.send_time > deadline:
+            # the same sum as next_loss_deadline, so a timer fired at that deadline always
+            # resolves the packet (now - timeout could round the other way and spin the driver)
+            if sent is not None and sent.send_time + timeout > now:
                 break
             self._declare_lost(in_flight.popleft())
         out = self._notifications

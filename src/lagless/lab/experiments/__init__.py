@@ -1,0 +1,13 @@
+"""The built-in lab experiments; importing this package registers every one of them.
+
+Each module here calls ``lagless.lab.register(ExperimentSpec(...))`` at import time. Adding an
+experiment is one module plus one import line below; ``tests/lab/test_determinism.py`` then runs
+it with ``--quick`` twice automatically. The modules are imported for that side effect only, so
+``__all__`` is empty: specs are reached through ``lagless.lab.make(id)``.
+"""
+
+from __future__ import annotations
+
+from lagless.lab.experiments import netsim as netsim
+
+__all__: list[str] = []

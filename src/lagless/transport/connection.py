@@ -1,0 +1,498 @@
+"""The reliability layer of one connection: acks, channels, pacing and clock sync inside payloads.
+
+Implements spec 004 §4.4.2 (virtual connection: sequence, ack and ack bitfield on every packet,
+per-packet delivery notifications to the layer above, 32-sample clock sync), spec 004 §4.4.4 and
+spec 000 §2.5 (several messages of different delivery policies in one packet), spec 000 §2.4
+(Cristian clock sync) and DESIGN.md "Transport defaults". It composes `acks.AckTracker`,
+`packer.MessageLayer`, `congestion.CongestionController`, the estimators of `rtt` and a clock of
+`clocksync`; each has its own tests. A `Connection` knows nothing of addresses or encryption: the
+netcode layer (`netcode_server`, `netcode_client`) carries its payloads, and `server.Server` /
+`client.Client` glue the two.
+
+Payload layout (the plaintext of one netcode payload packet, at most 1200 bytes)::
+
+    ack header   sequence:u16  ack:u16  ack_bits:u32         (8 bytes, little-endian; acks.py)
+    flags:u8     bit 0: a time request follows (9 bytes)
+                 bit 1: a time response follows (25 bytes)
+                 bits 2-7: zero
+    [time request] [time response]                          (clocksync.py layouts)
+    message records to the end of the payload               (packer.py layout)
+
+Read checks, in order; each failure drops the whole payload and counts its `PayloadDropReason`:
+header too short (MALFORMED); sequence already received or too old (DUPLICATE, STALE: checked
+before anything else is parsed, nothing changes); unknown flag bits or truncated time messages
+(MALFORMED); the message layer rejects the records (MESSAGES). Only a payload that passes all of
+them is recorded as received, so only such a payload is ever acknowledged and a rejected one's
+reliable messages are resent. A message-layer violation (reassembly overflow, unknown channel,
+window breach) from the authenticated peer sets `Connection.violation`; the owner closes the
+connection on it (STYLE §4).
+
+Decisions:
+
+* Pacing is a token bucket: tokens accrue at the congestion controller's send rate (packets per
+  second; good mode 60 Hz, bad mode 15 Hz here, against Gaffer on Games' 30/10 Hz, because a
+  256 KiB reliable message at 30 Hz would take 7 s) up to ``max_burst`` packets
+  (``test_connection.py::test_bad_link_lowers_send_rate``).
+* A payload goes out when messages are pending, when a time request or response is due, or
+  ``ack_delay`` after an ack-eliciting packet (one carrying message records) arrived with
+  nothing else sent since, so the peer learns of deliveries even when this side has nothing to
+  say; ack-only payloads elicit nothing, so idle peers fall silent
+  (``test_connection.py::test_ack_only_payloads_confirm_delivery_when_the_peer_is_silent``).
+* The client side asks for the time every ``clock_interval``; the server side answers in its next
+  payload, stamping its clock and how long it held the request (Cristian's ``I``).
+* Messages are stamped with the time of the last input the connection saw, so `send` needs no
+  ``now`` argument; the driver's next pump flushes them.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import struct
+from collections import Counter, deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from lagless.errors import ConfigError
+from lagless.transport.acks import (
+    ACK_HEADER_SIZE,
+    AckConfig,
+    AckHeader,
+    AckTracker,
+    PacketAcked,
+    ReceiveStatus,
+    decode_header,
+    encode_header,
+)
+from lagless.transport.clocksync import (
+    TIME_REQUEST_SIZE,
+    TIME_RESPONSE_SIZE,
+    CristianClock,
+    Spec004Clock,
+    TimeRequest,
+    TimeResponse,
+    decode_time_message,
+    encode_time_message,
+)
+from lagless.transport.config import CongestionConfig, MessageLayerConfig
+from lagless.transport.congestion import CongestionController, CongestionMode
+from lagless.transport.events import (
+    MessageDelivered,
+    MessageReceived,
+    PacketDelivered,
+    PacketLost,
+    TransportEvent,
+)
+from lagless.transport.message_errors import MessageDropReason
+from lagless.transport.packer import MessageLayer, MessageLayerStatistics
+from lagless.transport.rtt import BandwidthMeter, LossEstimator, RttEstimator
+
+logger = logging.getLogger("lagless.transport")
+
+MAX_PAYLOAD: Final = 1200  # bytes; netcode 1.02 payload limit (DESIGN.md "Transport defaults")
+FLAG_TIME_REQUEST: Final = 0x01
+FLAG_TIME_RESPONSE: Final = 0x02
+_KNOWN_FLAGS: Final = FLAG_TIME_REQUEST | FLAG_TIME_RESPONSE
+_FLAGS: Final = struct.Struct("<B")
+OVERHEAD: Final = ACK_HEADER_SIZE + _FLAGS.size  # bytes before any time message or record
+MESSAGE_BUDGET: Final = MAX_PAYLOAD - OVERHEAD - TIME_REQUEST_SIZE - TIME_RESPONSE_SIZE  # bytes
+_WHOLE_TOKEN: Final = 1.0 - 1e-9  # a token refilled up to rounding counts as whole, or the
+# deadline ``tokens_at + (1 - tokens) / rate`` rounds to ``now`` and the driver spins
+
+
+class PayloadDropReason(enum.Enum):
+    """Why a received payload was dropped whole (see the module docstring for the order)."""
+
+    MALFORMED = "malformed"
+    DUPLICATE = "duplicate"
+    STALE = "stale"
+    MESSAGES = "messages"
+
+
+def _default_messages() -> MessageLayerConfig:
+    return MessageLayerConfig(packet_budget=MESSAGE_BUDGET)
+
+
+def _default_congestion() -> CongestionConfig:
+    return CongestionConfig(good_send_rate=60.0, bad_send_rate=15.0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectionConfig:
+    """Settings of one connection's reliability layer; both ends must agree on ``messages``."""
+
+    messages: MessageLayerConfig = field(default_factory=_default_messages)
+    """Channels, budgets, fragment and window sizes (packer.py)."""
+    acks: AckConfig = field(default_factory=AckConfig)
+    """Sequence buffer sizes and the loss rule (acks.py)."""
+    congestion: CongestionConfig = field(default_factory=_default_congestion)
+    """Good/bad mode send rates in packets per second and thresholds (congestion.py)."""
+    max_burst: int = 32
+    """Packets the token bucket may send back to back."""
+    ack_delay: float = 0.01
+    """Seconds after a packet arrives before an ack-only payload is sent if nothing else went."""
+    clock: Literal["spec004", "cristian", "none"] = "spec004"
+    """Clock-sync algorithm of the client side: spec 004's 32-sample filter, Cristian's, or none."""
+    clock_interval: float = 0.1
+    """Seconds between time requests from the client side (10 Hz, the keep-alive rate)."""
+    packet_events: bool = False
+    """Emit `PacketDelivered` / `PacketLost` events (the Tribes model of spec 004)."""
+
+    def __post_init__(self) -> None:
+        """Validate the fields; raise `ConfigError` naming the first bad one."""
+        if self.messages.packet_budget > MESSAGE_BUDGET:
+            raise ConfigError(
+                f"messages.packet_budget must be <= {MESSAGE_BUDGET} bytes, "
+                f"got {self.messages.packet_budget}"
+            )
+        if not 1 <= self.max_burst <= 1024:
+            raise ConfigError(f"max_burst must be in [1, 1024] packets, got {self.max_burst}")
+        if not 0.0 <= self.ack_delay <= 1.0:
+            raise ConfigError(f"ack_delay must be in [0, 1] seconds, got {self.ack_delay}")
+        if self.clock not in ("spec004", "cristian", "none"):
+            raise ConfigError(f"clock must be 'spec004', 'cristian' or 'none', got {self.clock!r}")
+        if not 0.01 <= self.clock_interval <= 60.0:
+            raise ConfigError(
+                f"clock_interval must be in [0.01, 60] seconds, got {self.clock_interval}"
+            )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectionStatistics:
+    """Snapshot of one connection (trio-style ``statistics()``); SI units."""
+
+    rtt: float
+    """Smoothed round-trip time, seconds (0 before the first sample)."""
+    rtt_min: float
+    """Smallest recent round-trip time, seconds."""
+    rtt_max: float
+    """Largest recent round-trip time, seconds."""
+    jitter: float
+    """Mean deviation of the round-trip time, seconds."""
+    loss: float
+    """Fraction of recent packets reported lost, 0..1."""
+    sent_bps: float
+    """Payload bytes sent per second over the last second."""
+    received_bps: float
+    """Payload bytes received per second over the last second."""
+    acked_bps: float
+    """Payload bytes acknowledged per second over the last second."""
+    packets_sent: int
+    """Payloads sent."""
+    packets_received: int
+    """Payloads accepted."""
+    packets_acked: int
+    """Sent payloads reported delivered."""
+    packets_lost: int
+    """Sent payloads reported lost."""
+    congestion_mode: CongestionMode
+    """The congestion controller's current mode."""
+    send_rate: float
+    """Packets per second the pacing currently allows."""
+    clock_offset: float
+    """Estimated peer clock minus local clock, seconds (client side; 0 before sync)."""
+    dropped: Mapping[PayloadDropReason, int]
+    """Received payloads dropped, by reason."""
+    messages: MessageLayerStatistics
+    """The message layer's own counters."""
+
+
+class Connection:
+    """One side of a reliable, paced, clock-synchronised connection, carried in payloads.
+
+    Args:
+        config: the connection settings (both ends agree on ``config.messages``).
+        now: the time the connection starts, seconds.
+        client_index: the server slot this connection belongs to; copied into every event.
+        is_client: True on the client side (it runs clock sync), False on the server side.
+    """
+
+    def __init__(
+        self,
+        *,
+        config: ConnectionConfig | None = None,
+        now: float,
+        client_index: int = 0,
+        is_client: bool,
+    ) -> None:
+        self.config = config if config is not None else ConnectionConfig()
+        self.client_index = client_index
+        self._is_client = is_client
+        self._now = now
+        self._rtt = RttEstimator()
+        self._acks = AckTracker(config=self.config.acks, rtt=self._rtt)
+        self._messages = MessageLayer(config=self.config.messages)
+        self._congestion = CongestionController(now=now, config=self.config.congestion)
+        self._loss = LossEstimator()
+        self._bandwidth = BandwidthMeter()
+        self._clock: Spec004Clock | CristianClock | None = None
+        if is_client and self.config.clock == "spec004":
+            self._clock = Spec004Clock()
+        elif is_client and self.config.clock == "cristian":
+            self._clock = CristianClock()
+        self._next_time_request = now if self._clock is not None else None
+        self._time_response: tuple[float, float] | None = None  # (client stamp, arrival time)
+        self._ack_due: float | None = None
+        self._tokens = float(self.config.max_burst)
+        self._tokens_at = now
+        self._events: deque[TransportEvent] = deque()
+        self._dropped: Counter[PayloadDropReason] = Counter()
+        self._sent = self._received = self._acked = self._lost = 0
+
+    # -- application side ---------------------------------------------------------------------
+
+    def send(self, channel: int, payload: bytes) -> int:
+        """Queue ``payload`` on ``channel`` and return its message id (16-bit, wrapping).
+
+        Raises:
+            LocalProtocolError: unknown channel; `MessageTooLarge` above the channel's limit;
+                `SendQueueFull` when a reliable channel's queue is full.
+
+        Pump the object afterwards (see `lagless.io.drive.pump`).
+        """
+        return self._messages.send(channel, payload, self._now)
+
+    @property
+    def violation(self) -> MessageDropReason | None:
+        """The first protocol violation by the authenticated peer, if any (close on it)."""
+        return self._messages.violation
+
+    def server_time(self, now: float) -> float:
+        """The peer's (server's) clock at local time ``now`` (s); ``now`` until synchronised."""
+        if self._clock is None:
+            return now
+        return self._clock.server_time(now)
+
+    @property
+    def synchronized(self) -> bool:
+        """True once the client side has a clock estimate."""
+        return self._clock is not None and self._clock.synchronized
+
+    def statistics(self) -> ConnectionStatistics:
+        """Return a snapshot of the connection's estimates and counters."""
+        now = self._now
+        has_rtt = self._rtt.has_samples
+        return ConnectionStatistics(
+            rtt=self._rtt.rtt if has_rtt else 0.0,
+            rtt_min=self._rtt.rtt_min if has_rtt else 0.0,
+            rtt_max=self._rtt.rtt_max if has_rtt else 0.0,
+            jitter=self._rtt.jitter if has_rtt else 0.0,
+            loss=self._loss.loss,
+            sent_bps=self._bandwidth.sent_bps(now),
+            received_bps=self._bandwidth.received_bps(now),
+            acked_bps=self._bandwidth.acked_bps(now),
+            packets_sent=self._sent,
+            packets_received=self._received,
+            packets_acked=self._acked,
+            packets_lost=self._lost,
+            congestion_mode=self._congestion.mode,
+            send_rate=self._congestion.send_rate,
+            clock_offset=self._clock.offset if self._clock is not None else 0.0,
+            dropped=dict(self._dropped),
+            messages=self._messages.statistics(),
+        )
+
+    # -- network side -------------------------------------------------------------------------
+
+    def receive_payload(self, data: bytes, now: float) -> None:
+        """Take one decrypted payload from the peer; bad input is counted and dropped.
+
+        Pump the object afterwards (see `lagless.io.drive.pump`).
+        """
+        self._advance(now)
+        decoded = decode_header(data)
+        if decoded is None or decoded[1] >= len(data):
+            self._dropped[PayloadDropReason.MALFORMED] += 1
+            return
+        header, offset = decoded
+        status = self._acks.classify(header.sequence)
+        if status is not ReceiveStatus.ACCEPTED:
+            reason = (
+                PayloadDropReason.DUPLICATE
+                if status is ReceiveStatus.DUPLICATE
+                else PayloadDropReason.STALE
+            )
+            self._dropped[reason] += 1
+            return
+        flags = data[offset]
+        offset += 1
+        request: TimeRequest | None = None
+        response: TimeResponse | None = None
+        if flags & ~_KNOWN_FLAGS:
+            self._dropped[PayloadDropReason.MALFORMED] += 1
+            return
+        for bit in (FLAG_TIME_REQUEST, FLAG_TIME_RESPONSE):
+            if not flags & bit:
+                continue
+            message = decode_time_message(data, offset)
+            if message is None:
+                self._dropped[PayloadDropReason.MALFORMED] += 1
+                return
+            parsed, offset = message
+            if bit == FLAG_TIME_REQUEST and isinstance(parsed, TimeRequest):
+                request = parsed
+            elif bit == FLAG_TIME_RESPONSE and isinstance(parsed, TimeResponse):
+                response = parsed
+            else:
+                self._dropped[PayloadDropReason.MALFORMED] += 1
+                return
+        if self._messages.read_packet(data[offset:], now) is not None:
+            self._dropped[PayloadDropReason.MESSAGES] += 1
+            return
+        self._acks.on_receive(header, now)
+        self._received += 1
+        self._bandwidth.on_received(now, len(data))
+        if request is not None and not self._is_client:
+            self._time_response = (request.client_time, now)
+        if response is not None and self._clock is not None:
+            self._clock.on_sample(
+                response.client_time,
+                response.server_time,
+                now,
+                processing_time=response.processing_time,
+            )
+        # QUIC's rule: only a payload carrying messages elicits an ack, else two idle peers would
+        # ack each other's acks forever; a time request is answered by its response anyway.
+        if self._ack_due is None and offset < len(data):
+            self._ack_due = now + self.config.ack_delay
+        self._collect(now)
+
+    def payloads_to_send(self, now: float) -> list[bytes]:
+        """Return the payloads to hand to the netcode layer now (each ≤ 1200 bytes)."""
+        self._advance(now)
+        self._collect(now)
+        out: list[bytes] = []
+        while self._tokens >= _WHOLE_TOKEN and self._wants_to_send(now):
+            out.append(self._build(now))
+            self._tokens -= 1.0
+        return out
+
+    def next_timer(self) -> float | None:
+        """Absolute time (s) of the next deadline: a send, an ack, a time request or a loss."""
+        candidates: list[float] = []
+        wake = self._next_send_wish()
+        if wake is not None:
+            candidates.append(max(wake, self._token_time()))
+        loss = self._acks.next_loss_deadline()
+        if loss is not None:
+            candidates.append(loss)
+        return min(candidates) if candidates else None
+
+    def handle_timer(self, now: float) -> None:
+        """Run what is due at ``now`` (s): loss detection; sending happens in the next pump.
+
+        Pump the object afterwards (see `lagless.io.drive.pump`).
+        """
+        self._advance(now)
+        self._collect(now)
+
+    def next_event(self) -> TransportEvent | None:
+        """Return the next message, delivery or packet event, or None."""
+        return self._events.popleft() if self._events else None
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _advance(self, now: float) -> None:
+        if now > self._now:
+            self._now = now
+        rate = self._congestion.send_rate
+        elapsed = max(0.0, now - self._tokens_at)
+        self._tokens = min(float(self.config.max_burst), self._tokens + elapsed * rate)
+        self._tokens_at = max(self._tokens_at, now)
+
+    def _token_time(self) -> float:
+        if self._tokens >= _WHOLE_TOKEN:
+            return self._tokens_at
+        return self._tokens_at + (1.0 - self._tokens) / self._congestion.send_rate
+
+    def _next_send_wish(self) -> float | None:
+        """Earliest time (s) at which this side wants to send, ignoring pacing."""
+        wishes: list[float] = []
+        if self._messages.has_pending(self._now):
+            wishes.append(self._now)
+        else:
+            resend = self._messages.next_resend_time()
+            if resend is not None:
+                wishes.append(resend)
+        if self._time_response is not None:
+            wishes.append(self._now)
+        if self._next_time_request is not None:
+            wishes.append(self._next_time_request)
+        if self._ack_due is not None:
+            wishes.append(self._ack_due)
+        return min(wishes) if wishes else None
+
+    def _wants_to_send(self, now: float) -> bool:
+        wish = self._next_send_wish()
+        return wish is not None and wish <= now
+
+    def _build(self, now: float) -> bytes:
+        flags = 0
+        extras: list[bytes] = []
+        if self._next_time_request is not None and self._next_time_request <= now:
+            flags |= FLAG_TIME_REQUEST
+            extras.append(encode_time_message(TimeRequest(client_time=now)))
+            self._next_time_request = now + self.config.clock_interval
+        if self._time_response is not None:
+            stamp, arrived = self._time_response
+            flags |= FLAG_TIME_RESPONSE
+            extras.append(
+                encode_time_message(
+                    TimeResponse(client_time=stamp, server_time=now, processing_time=now - arrived)
+                )
+            )
+            self._time_response = None
+        sequence = self._acks.next_sequence
+        body = self._messages.write_packet(sequence, now) or b""
+        size = OVERHEAD + sum(len(extra) for extra in extras) + len(body)
+        header: AckHeader = self._acks.next_send(now, size)
+        self._ack_due = None
+        self._sent += 1
+        self._bandwidth.on_sent(now, size)
+        return b"".join((encode_header(header), _FLAGS.pack(flags), *extras, body))
+
+    def _collect(self, now: float) -> None:
+        """Turn ack notifications into message-layer updates, estimates and events."""
+        packet_events = self.config.packet_events
+        for note in self._acks.poll_notifications(now):
+            if isinstance(note, PacketAcked):
+                self._acked += 1
+                self._messages.on_packet_acked(note.sequence)
+                self._loss.on_outcome(lost=False)
+                self._bandwidth.on_acked(now, note.size)
+                if packet_events:
+                    self._events.append(
+                        PacketDelivered(client_index=self.client_index, sequence=note.sequence)
+                    )
+            else:
+                self._lost += 1
+                self._messages.on_packet_lost(note.sequence)
+                self._loss.on_outcome(lost=True)
+                if packet_events:
+                    self._events.append(
+                        PacketLost(client_index=self.client_index, sequence=note.sequence)
+                    )
+        if self._rtt.has_samples:
+            self._congestion.on_statistics(self._rtt.rtt, self._loss.loss, now)
+        delivered = self._messages.next_delivered()
+        while delivered is not None:
+            self._events.append(
+                MessageDelivered(
+                    client_index=self.client_index,
+                    channel=delivered.channel,
+                    message_id=delivered.message_id,
+                )
+            )
+            delivered = self._messages.next_delivered()
+        received = self._messages.next_received()
+        while received is not None:
+            self._events.append(
+                MessageReceived(
+                    client_index=self.client_index,
+                    channel=received.channel,
+                    message_id=received.message_id,
+                    payload=received.payload,
+                )
+            )
+            received = self._messages.next_received()

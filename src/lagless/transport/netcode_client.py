@@ -1,0 +1,542 @@
+"""Sans-I/O netcode 1.02 client: connect token in, authenticated datagrams to one server out.
+
+Implements netcode-1.02 spec §9 (client state machine, sending at 10 Hz, receive table,
+timeouts, expiry), §8 (client sequence: requests consume a number) and §4.5 (token validation).
+The "raw" mode: payloads are the application's own datagrams. Decisions:
+
+* Sending uses the reference's strict test ``now > last_send + 0.1``; ``next_timer`` returns the
+  first float above that instant so a simulated clock never spins on an unmet deadline
+  (``test_netcode_session.py::test_timer_fires_strictly_after``). Timeouts likewise use
+  ``last_receive + timeout < now`` (spec §16 trap 12).
+* A denial or server disconnect acts as soon as it is received (the reference flags it and acts
+  on the next update); no datagram is sent in between either way
+  (``test_netcode_session.py::test_denied_tries_next_server``).
+* The source address is checked before decryption (the reference decrypts first), so a foreign
+  sender costs no AEAD work (``test_netcode_session.py::test_foreign_source_dropped``).
+* Token expiry is measured from the start of the current server attempt, as the reference does
+  (spec §9 "Expiry") (``test_netcode_session.py::test_expired_token``).
+* Insecure mode needs ``NetcodeClientConfig(insecure=True)`` and :meth:`connect_insecure`; it logs
+  a WARNING (``test_netcode_session.py::test_insecure_session``).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from lagless._types import Address
+from lagless.errors import ConfigError, LocalProtocolError
+from lagless.transport.address import normalize_address
+from lagless.transport.constants import (
+    MAX_PAYLOAD_BYTES,
+    MAX_SERVERS_PER_CONNECT,
+    NUM_DISCONNECT_PACKETS,
+    PACKET_QUEUE_SIZE,
+    PACKET_SEND_INTERVAL,
+    USER_DATA_BYTES,
+)
+from lagless.transport.crypto import PacketCipher
+from lagless.transport.drops import DropCounter, DropReason, NetcodeStatistics
+from lagless.transport.netcode_events import (
+    Connected,
+    ConnectFailed,
+    Disconnected,
+    NetcodeEvent,
+    PayloadReceived,
+)
+from lagless.transport.netcode_state import (
+    ClientDisconnectReason,
+    ClientInput,
+    NetcodeClientState,
+    next_client_state,
+)
+from lagless.transport.packet import (
+    CLIENT_ACCEPTED_TYPES,
+    ConnectionChallengePacket,
+    ConnectionDeniedPacket,
+    ConnectionRequestPacket,
+    ConnectionResponsePacket,
+    DisconnectPacket,
+    EncryptedPacket,
+    InsecureConnectionRequestPacket,
+    KeepAlivePacket,
+    PayloadPacket,
+    VerifiedRequest,
+    read_packet,
+    write_packet,
+)
+from lagless.transport.replay import ReplayWindow
+from lagless.transport.token import ConnectToken, ConnectTokenError, read_connect_token
+
+_log: Final = logging.getLogger("lagless.transport")
+_S = NetcodeClientState
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NetcodeClientConfig:
+    """Configuration of a :class:`NetcodeClient`."""
+
+    send_interval: float = PACKET_SEND_INTERVAL  # seconds; netcode NETCODE_PACKET_SEND_RATE 10 Hz
+    """Seconds between requests, responses and idle keep-alives (> 0)."""
+    num_disconnect_packets: int = NUM_DISCONNECT_PACKETS  # netcode NETCODE_NUM_DISCONNECT_PACKETS
+    """Redundant disconnect packets sent by :meth:`NetcodeClient.disconnect` (1 to 100)."""
+    payload_queue_size: int = PACKET_QUEUE_SIZE  # netcode NETCODE_PACKET_QUEUE_SIZE
+    """Received payloads held for the application before new ones are dropped (>= 1)."""
+    insecure: bool = False  # lagless: development only, see packet.py
+    """Use the unencrypted, token-less lagless insecure mode (the server must match)."""
+
+    def __post_init__(self) -> None:
+        """Validate the fields.
+
+        Raises:
+            ConfigError: a field is out of range.
+        """
+        if not (math.isfinite(self.send_interval) and self.send_interval > 0):
+            raise ConfigError(f"send_interval must be > 0 seconds, got {self.send_interval}")
+        if not 1 <= self.num_disconnect_packets <= 100:
+            raise ConfigError(
+                f"num_disconnect_packets must be in [1, 100], got {self.num_disconnect_packets}"
+            )
+        if self.payload_queue_size < 1:
+            raise ConfigError(f"payload_queue_size must be >= 1, got {self.payload_queue_size}")
+
+
+class NetcodeClient:
+    """A netcode client as a sans-I/O state machine (STYLE §3)."""
+
+    def __init__(self, *, config: NetcodeClientConfig) -> None:
+        """Create an idle client.
+
+        Args:
+            config: the client's configuration.
+        """
+        self._config = config
+        self._state = _S.DISCONNECTED
+        self._token: ConnectToken | None = None
+        self._insecure_request: InsecureConnectionRequestPacket | None = None
+        self._protocol_id = 0
+        self._lifetime = math.inf
+        self._timeout = 0
+        self._server_index = 0
+        self._addresses: tuple[Address, ...] = ()
+        self._server_address: Address | None = None
+        self._now = 0.0
+        self._send_cipher: PacketCipher | None = None
+        self._receive_cipher: PacketCipher | None = None
+        self._replay = ReplayWindow()
+        self._sequence = 0
+        self._connect_start = 0.0
+        self._last_send = 0.0
+        self._last_receive = 0.0
+        self._challenge: tuple[int, bytes] | None = None
+        self._client_index = 0
+        self._max_clients = 0
+        self._outbox: list[tuple[bytes, Address]] = []
+        self._events: deque[NetcodeEvent] = deque()
+        self._queued_payloads = 0
+        self._counter = DropCounter()
+        if config.insecure:
+            _log.warning(
+                "netcode client in INSECURE mode: no connect token, no encryption; "
+                "for local development and the lab only"
+            )
+
+    # -- introspection ---------------------------------------------------------------------
+
+    @property
+    def state(self) -> NetcodeClientState:
+        """The current state (negative values are failures)."""
+        return self._state
+
+    @property
+    def client_index(self) -> int:
+        """Slot index the server assigned (valid once connected)."""
+        return self._client_index
+
+    @property
+    def max_clients(self) -> int:
+        """The server's number of slots (valid once connected)."""
+        return self._max_clients
+
+    @property
+    def server_address(self) -> Address | None:
+        """The server currently being talked to, or ``None`` when idle."""
+        return self._server_address
+
+    def statistics(self) -> NetcodeStatistics:
+        """Return a snapshot of the counters.
+
+        Returns:
+            Drops per reason and traffic totals.
+        """
+        return self._counter.snapshot()
+
+    # -- application verbs -----------------------------------------------------------------
+
+    def connect(self, token: bytes, now: float) -> None:
+        """Start connecting with a 2048-byte connect token (spec §9 ``connect``).
+
+        An active connection is first ended with disconnect packets. An invalid token moves the
+        state to ``INVALID_CONNECT_TOKEN`` and emits :class:`ConnectFailed`. Pump the object
+        afterwards (see ``lagless.io.drive.pump``).
+
+        Args:
+            token: the connect token from the backend.
+            now: current time in seconds.
+
+        Raises:
+            LocalProtocolError: the client is configured for insecure mode.
+        """
+        if self._config.insecure:
+            raise LocalProtocolError("connect needs insecure=False; use connect_insecure")
+        self._now = now
+        self._end_active(ClientDisconnectReason.LOCAL)
+        try:
+            parsed = read_connect_token(token)
+        except ConnectTokenError as error:
+            _log.debug("invalid connect token: %s", error)
+            self._apply(ClientInput.CONNECT_INVALID_TOKEN)
+            self._events.append(ConnectFailed(state=self._state))
+            return
+        self._token = parsed
+        self._insecure_request = None
+        self._protocol_id = parsed.protocol_id
+        self._lifetime = float(parsed.expire_timestamp - parsed.create_timestamp)
+        self._timeout = parsed.timeout_seconds
+        self._send_cipher = PacketCipher(parsed.client_to_server_key)
+        self._receive_cipher = PacketCipher(parsed.server_to_client_key)
+        self._begin(parsed.server_addresses, now)
+
+    def connect_insecure(
+        self,
+        *,
+        server_addresses: Sequence[Address],
+        protocol_id: int,
+        client_id: int,
+        now: float,
+        user_data: bytes = b"",
+        timeout_seconds: int = 5,
+    ) -> None:
+        """Start connecting in lagless insecure mode: no token, no encryption (development only).
+
+        Pump the object afterwards (see ``lagless.io.drive.pump``).
+
+        Args:
+            server_addresses: servers to try in order (1 to 32); any hashable host form.
+            protocol_id: uint64 protocol id the server expects.
+            client_id: uint64 id this client claims (nothing verifies it).
+            now: current time in seconds.
+            user_data: up to 256 bytes of application data (zero-padded).
+            timeout_seconds: connection timeout in seconds; zero or negative disables it.
+
+        Raises:
+            LocalProtocolError: insecure mode is off or an argument is out of range.
+        """
+        if not self._config.insecure:
+            raise LocalProtocolError("connect_insecure needs NetcodeClientConfig(insecure=True)")
+        if not 1 <= len(server_addresses) <= MAX_SERVERS_PER_CONNECT:
+            raise LocalProtocolError("server_addresses must hold 1 to 32 addresses")
+        if len(user_data) > USER_DATA_BYTES:
+            raise LocalProtocolError(f"user_data must be at most {USER_DATA_BYTES} bytes")
+        request = InsecureConnectionRequestPacket(
+            protocol_id=protocol_id,
+            client_id=client_id,
+            timeout_seconds=timeout_seconds,
+            user_data=user_data + bytes(USER_DATA_BYTES - len(user_data)),
+        )
+        write_packet(request)  # validates every field before any state changes
+        self._now = now
+        self._end_active(ClientDisconnectReason.LOCAL)
+        self._token = None
+        self._insecure_request = request
+        self._protocol_id = protocol_id
+        self._lifetime = math.inf
+        self._timeout = timeout_seconds
+        self._send_cipher = None
+        self._receive_cipher = None
+        self._begin(tuple(server_addresses), now)
+
+    def send_payload(self, data: bytes) -> None:
+        """Queue one payload packet to the server.
+
+        Pump the object afterwards (see ``lagless.io.drive.pump``).
+
+        Args:
+            data: 1 to 1200 bytes.
+
+        Raises:
+            LocalProtocolError: not connected, or ``data`` is empty or over 1200 bytes.
+        """
+        if self._state != _S.CONNECTED:
+            raise LocalProtocolError(f"send_payload needs state CONNECTED, got {self._state.name}")
+        if not 1 <= len(data) <= MAX_PAYLOAD_BYTES:
+            raise LocalProtocolError(
+                f"payload must be 1 to {MAX_PAYLOAD_BYTES} bytes, got {len(data)}"
+            )
+        self._send(PayloadPacket(sequence=self._sequence, payload=bytes(data)), self._now)
+        self._counter.payloads_sent += 1
+
+    def disconnect(self) -> None:
+        """End the connection (or attempt) with redundant disconnect packets (spec §9).
+
+        Does nothing when the client is idle or failed. Pump the object afterwards (see
+        ``lagless.io.drive.pump``).
+        """
+        self._end_active(ClientDisconnectReason.LOCAL)
+
+    # -- sans-I/O interface ----------------------------------------------------------------
+
+    def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:
+        """Process one datagram; never raises, counts every drop by reason.
+
+        Pump the object afterwards (see ``lagless.io.drive.pump``).
+
+        Args:
+            data: the datagram.
+            addr: its source address.
+            now: current time in seconds.
+        """
+        self._now = now
+        self._counter.datagrams_received += 1
+        self._counter.bytes_received += len(data)
+        if self._state <= _S.DISCONNECTED:
+            self._drop(DropReason.UNEXPECTED_IN_STATE, addr)
+            return
+        if addr != self._server_address and self._normalized(addr) != self._server_address:
+            self._drop(DropReason.WRONG_SOURCE_ADDRESS, addr)
+            return
+        result = read_packet(
+            data,
+            protocol_id=self._protocol_id,
+            accepted=CLIENT_ACCEPTED_TYPES,
+            cipher=self._receive_cipher,
+            replay=self._replay,
+            insecure=self._config.insecure,
+        )
+        if isinstance(result, DropReason):
+            self._drop(result, addr)
+            return
+        assert not isinstance(result, InsecureConnectionRequestPacket)  # invariant: not accepted
+        assert not isinstance(result, VerifiedRequest)  # invariant: not accepted
+        self._process(result, addr, now)
+
+    def handle_timer(self, now: float) -> None:
+        """Send what is due, then check expiry and timeouts (spec §9 update order).
+
+        Harmless when called early. Pump the object afterwards (see ``lagless.io.drive.pump``).
+
+        Args:
+            now: current time in seconds.
+        """
+        self._now = now
+        state = self._state
+        if state <= _S.DISCONNECTED:
+            return
+        if now > self._last_send + self._config.send_interval:
+            if state == _S.SENDING_CONNECTION_REQUEST:
+                self._send_request(now)
+            elif state == _S.SENDING_CONNECTION_RESPONSE:
+                assert self._challenge is not None  # invariant: set on entering the state
+                sequence, token = self._challenge
+                packet = ConnectionResponsePacket(
+                    sequence=self._sequence, challenge_sequence=sequence, challenge_token=token
+                )
+                self._send(packet, now)
+            else:
+                self._send(
+                    KeepAlivePacket(sequence=self._sequence, client_index=0, max_clients=0), now
+                )
+        if state != _S.CONNECTED and now - self._connect_start >= self._lifetime:
+            self._fail(ClientInput.TOKEN_EXPIRED)
+            return
+        if self._timeout > 0 and self._last_receive + self._timeout < now:
+            self._timed_out(now)
+
+    def datagrams_to_send(self, now: float) -> list[tuple[bytes, Address]]:
+        """Return and forget the datagrams queued so far.
+
+        Args:
+            now: current time in seconds (unused: sending is scheduled by ``handle_timer``).
+
+        Returns:
+            ``(datagram, server address)`` pairs in send order.
+        """
+        out, self._outbox = self._outbox, []
+        self._counter.datagrams_sent += len(out)
+        self._counter.bytes_sent += sum(len(d) for d, _ in out)
+        return out
+
+    def next_timer(self) -> float | None:
+        """Return the absolute time (seconds) of the next send, expiry or timeout deadline.
+
+        Returns:
+            The deadline, or ``None`` when idle or failed.
+        """
+        if self._state <= _S.DISCONNECTED:
+            return None
+        deadline = math.nextafter(self._last_send + self._config.send_interval, math.inf)
+        if self._state != _S.CONNECTED:
+            deadline = min(deadline, self._connect_start + self._lifetime)
+        if self._timeout > 0:
+            deadline = min(deadline, math.nextafter(self._last_receive + self._timeout, math.inf))
+        return deadline
+
+    def next_event(self) -> NetcodeEvent | None:
+        """Return the next pending event, or ``None``.
+
+        Returns:
+            A :class:`~lagless.transport.netcode_events.NetcodeEvent` or ``None``.
+        """
+        if not self._events:
+            return None
+        event = self._events.popleft()
+        if isinstance(event, PayloadReceived):
+            self._queued_payloads -= 1
+        return event
+
+    # -- internals -------------------------------------------------------------------------
+
+    @staticmethod
+    def _normalized(addr: Address) -> Address | None:
+        try:
+            return normalize_address(addr)
+        except LocalProtocolError:
+            return None
+
+    def _apply(self, event: ClientInput) -> None:
+        new_state = next_client_state(self._state, event)
+        assert new_state is not None, (self._state, event)  # invariant: callers check the state
+        _log.debug("netcode client %s -> %s (%s)", self._state.name, new_state.name, event.value)
+        self._state = new_state
+
+    def _drop(self, reason: DropReason, addr: Address) -> None:
+        self._counter.dropped[reason] += 1
+        _log.debug("netcode client dropped datagram from %s: %s", addr, reason.value)
+
+    def _begin(self, addresses: tuple[Address, ...], now: float) -> None:
+        self._now = now
+        self._addresses = addresses
+        self._sequence = 0
+        self._server_index = 0
+        self._apply(ClientInput.CONNECT)
+        self._reset_attempt(now)
+
+    def _reset_attempt(self, now: float) -> None:
+        address = self._addresses[self._server_index]
+        self._server_address = self._normalized(address) or address
+        self._connect_start = now
+        self._last_send = now - 1.0
+        self._last_receive = now
+        self._challenge = None
+        self._replay.reset()
+
+    def _try_next_server(self, now: float) -> bool:
+        if self._server_index + 1 >= len(self._addresses):
+            return False
+        self._server_index += 1
+        self._apply(ClientInput.TRY_NEXT_SERVER)
+        self._reset_attempt(now)
+        return True
+
+    def _timed_out(self, now: float) -> None:
+        if self._state == _S.CONNECTED:
+            self._apply(ClientInput.TIMED_OUT)
+            self._server_address = None
+            self._events.append(Disconnected(reason=ClientDisconnectReason.TIMED_OUT))
+        elif not self._try_next_server(now):
+            self._fail(ClientInput.TIMED_OUT)
+
+    def _fail(self, event: ClientInput) -> None:
+        self._apply(event)
+        self._server_address = None
+        self._events.append(ConnectFailed(state=self._state))
+
+    def _end_active(self, reason: ClientDisconnectReason) -> None:
+        if self._state <= _S.DISCONNECTED:
+            return
+        for _ in range(self._config.num_disconnect_packets):
+            self._send(DisconnectPacket(sequence=self._sequence), self._now)
+        self._apply(ClientInput.LOCAL_DISCONNECT)
+        self._server_address = None
+        self._events.append(Disconnected(reason=reason))
+
+    def _send_request(self, now: float) -> None:
+        assert self._server_address is not None  # invariant: set in every active state
+        if self._token is not None:
+            request = ConnectionRequestPacket(
+                protocol_id=self._token.protocol_id,
+                expire_timestamp=self._token.expire_timestamp,
+                token_nonce=self._token.nonce,
+                encrypted_private_token=self._token.encrypted_private,
+            )
+            self._outbox.append((write_packet(request), self._server_address))
+        else:
+            assert self._insecure_request is not None  # invariant: set by connect_insecure
+            self._outbox.append((write_packet(self._insecure_request), self._server_address))
+        # spec §6.2 [ref]: a request consumes a sequence number although none goes on the wire.
+        self._sequence += 1
+        self._last_send = now
+
+    def _send(self, packet: EncryptedPacket, now: float) -> None:
+        assert self._server_address is not None  # invariant: set in every active state
+        data = write_packet(
+            packet,
+            protocol_id=self._protocol_id,
+            cipher=self._send_cipher,
+            insecure=self._config.insecure,
+        )
+        self._outbox.append((data, self._server_address))
+        self._sequence += 1
+        self._last_send = now
+
+    def _process(self, packet: EncryptedPacket, addr: Address, now: float) -> None:
+        state = self._state
+        if isinstance(packet, PayloadPacket):
+            if state != _S.CONNECTED:
+                self._drop(DropReason.UNEXPECTED_IN_STATE, addr)
+            elif self._queued_payloads >= self._config.payload_queue_size:
+                self._drop(DropReason.PAYLOAD_QUEUE_FULL, addr)
+            else:
+                self._last_receive = now
+                self._queued_payloads += 1
+                self._counter.payloads_received += 1
+                self._events.append(
+                    PayloadReceived(client_index=self._client_index, payload=packet.payload)
+                )
+        elif isinstance(packet, KeepAlivePacket):
+            if state == _S.SENDING_CONNECTION_RESPONSE:
+                self._client_index = packet.client_index
+                self._max_clients = packet.max_clients
+                self._last_receive = now
+                self._apply(ClientInput.KEEP_ALIVE_RECEIVED)
+                self._events.append(
+                    Connected(client_index=packet.client_index, max_clients=packet.max_clients)
+                )
+            elif state == _S.CONNECTED:
+                self._last_receive = now
+            else:
+                self._drop(DropReason.UNEXPECTED_IN_STATE, addr)
+        elif isinstance(packet, ConnectionChallengePacket):
+            if state != _S.SENDING_CONNECTION_REQUEST:
+                self._drop(DropReason.UNEXPECTED_IN_STATE, addr)
+                return
+            self._challenge = (packet.challenge_sequence, packet.challenge_token)
+            self._last_receive = now
+            self._apply(ClientInput.CHALLENGE_RECEIVED)
+        elif isinstance(packet, ConnectionDeniedPacket):
+            if state == _S.CONNECTED:
+                self._drop(DropReason.UNEXPECTED_IN_STATE, addr)
+            elif not self._try_next_server(now):
+                self._fail(ClientInput.DENIED)
+        else:
+            assert isinstance(packet, DisconnectPacket)  # invariant: responses are not accepted
+            if state != _S.CONNECTED:
+                self._drop(DropReason.UNEXPECTED_IN_STATE, addr)
+                return
+            self._apply(ClientInput.SERVER_DISCONNECTED)
+            self._server_address = None
+            self._events.append(Disconnected(reason=ClientDisconnectReason.SERVER_DISCONNECTED))

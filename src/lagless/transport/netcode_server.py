@@ -1,0 +1,613 @@
+"""Sans-I/O netcode 1.02 server: slots, handshake, encryption mappings, keep-alives, timeouts.
+
+Implements netcode-1.02 spec §10 (request processing §10.1, encryption mappings §10.2, receive
+dispatch §10.3, token-reuse history §10.4, responses §10.5, connected clients §10.6) and the
+amplification rules of §11. The "raw" mode: payloads are the application's own datagrams.
+Decisions:
+
+* Token expiry needs Unix time while ``now`` is monotonic: the constructor takes
+  ``unix_time_offset`` (``unix = now + unix_time_offset``), set once by the driver
+  (``test_netcode_session.py::test_expired_token``).
+* The token-reuse history is a dict keyed by tag that evicts the oldest entry past 2048, the same
+  observable behaviour as the reference's constant-work scan
+  (``test_netcode_session.py::test_token_reuse_from_other_address``).
+* A payload from a client whose 256-payload queue is full still refreshes its last-receive time,
+  then is dropped as ``PAYLOAD_QUEUE_FULL`` (``test_netcode_session.py::test_payload_queue_full``).
+* Insecure mode (``NetcodeServerConfig(insecure=True)``) skips the token, the server-address
+  match and the reuse history, keeps the challenge round trip, and logs a WARNING
+  (``test_netcode_session.py::test_insecure_session``).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from lagless._types import Address
+from lagless.errors import ConfigError, LocalProtocolError
+from lagless.transport.address import normalize_address
+from lagless.transport.challenge import (
+    ChallengeToken,
+    decrypt_challenge_token,
+    encrypt_challenge_token,
+    read_challenge_token,
+    write_challenge_token,
+)
+from lagless.transport.constants import (
+    KEY_BYTES,
+    MAC_BYTES,
+    MAX_CLIENTS,
+    MAX_CONNECT_TOKEN_ENTRIES,
+    MAX_ENCRYPTION_MAPPINGS,
+    MAX_PAYLOAD_BYTES,
+    NUM_DISCONNECT_PACKETS,
+    PACKET_QUEUE_SIZE,
+    PACKET_SEND_INTERVAL,
+    SERVER_GLOBAL_SEQUENCE_START,
+)
+from lagless.transport.crypto import PacketCipher
+from lagless.transport.drops import DropCounter, DropReason, NetcodeStatistics
+from lagless.transport.netcode_events import (
+    ClientConnected,
+    ClientDisconnected,
+    NetcodeEvent,
+    PayloadReceived,
+)
+from lagless.transport.netcode_state import ServerDisconnectReason
+from lagless.transport.packet import (
+    SERVER_ACCEPTED_TYPES,
+    ConnectionChallengePacket,
+    ConnectionDeniedPacket,
+    ConnectionResponsePacket,
+    DisconnectPacket,
+    EncryptedPacket,
+    InsecureConnectionRequestPacket,
+    KeepAlivePacket,
+    PayloadPacket,
+    VerifiedRequest,
+    read_packet,
+    write_packet,
+)
+from lagless.transport.replay import ReplayWindow
+
+_log: Final = logging.getLogger("lagless.transport")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NetcodeServerConfig:
+    """Configuration of a :class:`NetcodeServer`."""
+
+    protocol_id: int
+    """uint64 application protocol id; requests with another id are dropped."""
+    private_key: bytes | None = None
+    """32-byte key shared with the token backend; required unless ``insecure``."""
+    public_address: Address
+    """The address clients dial; must equal one of a token's addresses (spec §10.1 step 8)."""
+    max_clients: int = MAX_CLIENTS  # netcode NETCODE_MAX_CLIENTS
+    """Number of slots, in [1, 256]."""
+    keep_alive_interval: float = PACKET_SEND_INTERVAL  # seconds; netcode 10 Hz send rate
+    """Seconds of silence towards a client before a keep-alive is sent (> 0)."""
+    num_disconnect_packets: int = NUM_DISCONNECT_PACKETS  # netcode NETCODE_NUM_DISCONNECT_PACKETS
+    """Redundant disconnect packets sent by :meth:`NetcodeServer.disconnect` (1 to 100)."""
+    payload_queue_size: int = PACKET_QUEUE_SIZE  # netcode NETCODE_PACKET_QUEUE_SIZE
+    """Received payloads held per client before new ones are dropped (>= 1)."""
+    insecure: bool = False  # lagless: development only, see packet.py
+    """Use the unencrypted, token-less lagless insecure mode (clients must match)."""
+
+    def __post_init__(self) -> None:
+        """Validate the fields.
+
+        Raises:
+            ConfigError: a field is out of range.
+        """
+        if not 0 <= self.protocol_id < (1 << 64):
+            raise ConfigError(f"protocol_id must be a uint64, got {self.protocol_id}")
+        if not self.insecure and (self.private_key is None or len(self.private_key) != KEY_BYTES):
+            raise ConfigError("private_key must be 32 bytes (or set insecure=True)")
+        if not self.insecure:
+            try:
+                normalize_address(self.public_address)
+            except LocalProtocolError as error:
+                raise ConfigError(f"public_address: {error}") from None
+        if not 1 <= self.max_clients <= MAX_CLIENTS:
+            raise ConfigError(f"max_clients must be in [1, {MAX_CLIENTS}], got {self.max_clients}")
+        if not (math.isfinite(self.keep_alive_interval) and self.keep_alive_interval > 0):
+            raise ConfigError(
+                f"keep_alive_interval must be > 0 seconds, got {self.keep_alive_interval}"
+            )
+        if not 1 <= self.num_disconnect_packets <= 100:
+            raise ConfigError(
+                f"num_disconnect_packets must be in [1, 100], got {self.num_disconnect_packets}"
+            )
+        if self.payload_queue_size < 1:
+            raise ConfigError(f"payload_queue_size must be >= 1, got {self.payload_queue_size}")
+
+
+class _Mapping:
+    """Keys of one source address (spec §10.2)."""
+
+    __slots__ = ("client_index", "expire_time", "last_access", "receive", "send", "timeout")
+
+    def __init__(
+        self, send: PacketCipher | None, receive: PacketCipher | None, timeout: int, now: float
+    ) -> None:
+        self.send = send
+        self.receive = receive
+        self.timeout = timeout
+        self.last_access = now
+        self.expire_time = now + timeout if timeout >= 0 else -1.0
+        self.client_index = -1
+
+    def expired(self, now: float) -> bool:
+        if self.client_index >= 0:
+            return False
+        if self.timeout > 0 and self.last_access + self.timeout < now:
+            return True
+        return self.expire_time >= 0 and self.expire_time < now
+
+
+class _Slot:
+    """One connected client (spec §10.5 step 6, §10.6)."""
+
+    __slots__ = (
+        "address",
+        "client_id",
+        "confirmed",
+        "index",
+        "last_receive",
+        "last_send",
+        "mapping",
+        "replay",
+        "sequence",
+        "timeout",
+    )
+
+    def __init__(
+        self, index: int, address: Address, client_id: int, mapping: _Mapping, now: float
+    ) -> None:
+        self.index = index
+        self.address = address
+        self.client_id = client_id
+        self.mapping = mapping
+        self.timeout = mapping.timeout
+        self.sequence = 0
+        self.last_send = now
+        self.last_receive = now
+        self.confirmed = False
+        self.replay = ReplayWindow()
+
+
+class NetcodeServer:
+    """A netcode server as a sans-I/O state machine (STYLE §3)."""
+
+    def __init__(
+        self,
+        *,
+        config: NetcodeServerConfig,
+        random_bytes: Callable[[int], bytes] = os.urandom,
+        unix_time_offset: float = 0.0,
+    ) -> None:
+        """Create and start the server (spec §10.6 ``start``).
+
+        Args:
+            config: the server's configuration.
+            random_bytes: source of cryptographic randomness (draws the 32-byte challenge key).
+            unix_time_offset: seconds to add to ``now`` to get Unix time (token expiry checks).
+        """
+        self._config = config
+        self._unix_offset = unix_time_offset
+        self._public_address = (
+            config.public_address if config.insecure else normalize_address(config.public_address)
+        )
+        self._challenge_cipher = PacketCipher(random_bytes(KEY_BYTES))
+        self._challenge_sequence = 0
+        self._global_sequence = SERVER_GLOBAL_SEQUENCE_START
+        self._slots: list[_Slot | None] = [None] * config.max_clients
+        self._by_address: dict[Address, _Slot] = {}
+        self._by_client_id: dict[int, _Slot] = {}
+        self._mappings: dict[Address, _Mapping] = {}
+        self._token_history: dict[bytes, Address] = {}
+        self._queued = [0] * config.max_clients
+        self._outbox: list[tuple[bytes, Address]] = []
+        self._events: deque[NetcodeEvent] = deque()
+        self._counter = DropCounter()
+        self._now = 0.0
+        if config.insecure:
+            _log.warning(
+                "netcode server in INSECURE mode: no connect tokens, no encryption; "
+                "for local development and the lab only"
+            )
+
+    # -- introspection ---------------------------------------------------------------------
+
+    @property
+    def num_connected_clients(self) -> int:
+        """Number of occupied slots."""
+        return len(self._by_address)
+
+    def is_client_connected(self, client_index: int) -> bool:
+        """Return whether slot ``client_index`` is occupied.
+
+        Args:
+            client_index: slot index.
+
+        Returns:
+            True if a client owns the slot.
+        """
+        return 0 <= client_index < len(self._slots) and self._slots[client_index] is not None
+
+    def client_address(self, client_index: int) -> Address:
+        """Return the address of the client in slot ``client_index``.
+
+        Args:
+            client_index: slot index of a connected client.
+
+        Returns:
+            The client's source address.
+
+        Raises:
+            LocalProtocolError: the slot is empty or out of range.
+        """
+        return self._slot(client_index).address
+
+    def statistics(self) -> NetcodeStatistics:
+        """Return a snapshot of the counters.
+
+        Returns:
+            Drops per reason and traffic totals.
+        """
+        return self._counter.snapshot()
+
+    # -- application verbs -----------------------------------------------------------------
+
+    def send_payload(self, client_index: int, data: bytes) -> None:
+        """Queue one payload packet to a connected client (spec §10.6).
+
+        While the client is unconfirmed a keep-alive goes first, so it learns its slot even if the
+        first keep-alive was lost. Pump the object afterwards (see ``lagless.io.drive.pump``).
+
+        Args:
+            client_index: slot of a connected client.
+            data: 1 to 1200 bytes.
+
+        Raises:
+            LocalProtocolError: the slot is empty, or ``data`` is empty or over 1200 bytes.
+        """
+        slot = self._slot(client_index)
+        if not 1 <= len(data) <= MAX_PAYLOAD_BYTES:
+            raise LocalProtocolError(
+                f"payload must be 1 to {MAX_PAYLOAD_BYTES} bytes, got {len(data)}"
+            )
+        if not slot.confirmed:
+            self._send_keep_alive(slot, self._now)
+        self._send_to(slot, PayloadPacket(sequence=slot.sequence, payload=bytes(data)), self._now)
+        self._counter.payloads_sent += 1
+
+    def disconnect(self, client_index: int) -> None:
+        """Disconnect a client with redundant disconnect packets and free its slot (spec §10.6).
+
+        Emits :class:`ClientDisconnected` with reason ``SERVER_DISCONNECTED``. Pump the object
+        afterwards (see ``lagless.io.drive.pump``).
+
+        Args:
+            client_index: slot of a connected client.
+
+        Raises:
+            LocalProtocolError: the slot is empty or out of range.
+        """
+        slot = self._slot(client_index)
+        for _ in range(self._config.num_disconnect_packets):
+            self._send_to(slot, DisconnectPacket(sequence=slot.sequence), self._now)
+        self._free(slot, ServerDisconnectReason.SERVER_DISCONNECTED)
+
+    def disconnect_all(self) -> None:
+        """Disconnect every client (what the reference's ``stop`` does first).
+
+        Pump the object afterwards (see ``lagless.io.drive.pump``).
+        """
+        for slot in list(self._by_address.values()):
+            self.disconnect(slot.index)
+
+    # -- sans-I/O interface ----------------------------------------------------------------
+
+    def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:
+        """Process one datagram; never raises, counts every drop by reason (spec §10.3).
+
+        Pump the object afterwards (see ``lagless.io.drive.pump``).
+
+        Args:
+            data: the datagram.
+            addr: its source address.
+            now: current time in seconds.
+        """
+        self._now = now
+        self._counter.datagrams_received += 1
+        self._counter.bytes_received += len(data)
+        if len(data) <= 1:
+            self._drop(DropReason.DATAGRAM_TOO_SHORT, addr)
+            return
+        slot = self._by_address.get(addr)
+        mapping = slot.mapping if slot is not None else self._live_mapping(addr, now)
+        if mapping is None and data[0] != 0:
+            self._drop(DropReason.NO_ENCRYPTION_MAPPING, addr)
+            return
+        result = read_packet(
+            data,
+            protocol_id=self._config.protocol_id,
+            accepted=SERVER_ACCEPTED_TYPES,
+            cipher=mapping.receive if mapping is not None else None,
+            replay=slot.replay if slot is not None else None,
+            private_key=self._config.private_key,
+            now_unix=now + self._unix_offset,
+            insecure=self._config.insecure,
+        )
+        if isinstance(result, DropReason):
+            self._drop(result, addr)
+        elif isinstance(result, VerifiedRequest):
+            token = result.token
+            if self._public_address not in token.server_addresses:
+                self._drop(DropReason.SERVER_ADDRESS_NOT_IN_TOKEN, addr)
+                return
+            self._process_request(
+                addr,
+                ChallengeToken(client_id=token.client_id, user_data=token.user_data),
+                token.timeout_seconds,
+                (token.server_to_client_key, token.client_to_server_key),
+                result.packet.encrypted_private_token[-MAC_BYTES:],
+                now,
+            )
+        elif isinstance(result, InsecureConnectionRequestPacket):
+            identity = ChallengeToken(client_id=result.client_id, user_data=result.user_data)
+            self._process_request(addr, identity, result.timeout_seconds, None, None, now)
+        elif isinstance(result, ConnectionResponsePacket):
+            assert mapping is not None  # invariant: non-request packets need a mapping
+            self._process_response(addr, result, mapping, now)
+        elif slot is None:
+            self._drop(DropReason.NOT_CONNECTED, addr)
+        else:
+            self._process_connected(slot, result, addr, now)
+
+    def handle_timer(self, now: float) -> None:
+        """Send due keep-alives, then free timed-out slots (spec §10.6).
+
+        Harmless when called early. Pump the object afterwards (see ``lagless.io.drive.pump``).
+
+        Args:
+            now: current time in seconds.
+        """
+        self._now = now
+        interval = self._config.keep_alive_interval
+        for slot in list(self._by_address.values()):
+            if slot.last_send + interval <= now:
+                self._send_keep_alive(slot, now)
+        for slot in list(self._by_address.values()):
+            if slot.timeout > 0 and slot.last_receive + slot.timeout <= now:
+                self._free(slot, ServerDisconnectReason.TIMED_OUT)
+
+    def datagrams_to_send(self, now: float) -> list[tuple[bytes, Address]]:
+        """Return and forget the datagrams queued so far.
+
+        Args:
+            now: current time in seconds (unused: sending is scheduled by the inputs).
+
+        Returns:
+            ``(datagram, destination)`` pairs in send order.
+        """
+        out, self._outbox = self._outbox, []
+        self._counter.datagrams_sent += len(out)
+        self._counter.bytes_sent += sum(len(d) for d, _ in out)
+        return out
+
+    def next_timer(self) -> float | None:
+        """Return the absolute time (seconds) of the next keep-alive or timeout deadline.
+
+        Returns:
+            The deadline, or ``None`` when no client is connected.
+        """
+        deadline: float | None = None
+        interval = self._config.keep_alive_interval
+        for slot in self._by_address.values():
+            due = slot.last_send + interval
+            if slot.timeout > 0:
+                due = min(due, slot.last_receive + slot.timeout)
+            if deadline is None or due < deadline:
+                deadline = due
+        return deadline
+
+    def next_event(self) -> NetcodeEvent | None:
+        """Return the next pending event, or ``None``.
+
+        Returns:
+            A :class:`~lagless.transport.netcode_events.NetcodeEvent` or ``None``.
+        """
+        if not self._events:
+            return None
+        event = self._events.popleft()
+        if isinstance(event, PayloadReceived):
+            self._queued[event.client_index] -= 1
+        return event
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _slot(self, client_index: int) -> _Slot:
+        slot = self._slots[client_index] if 0 <= client_index < len(self._slots) else None
+        if slot is None:
+            raise LocalProtocolError(f"client_index {client_index} is not a connected client")
+        return slot
+
+    def _drop(self, reason: DropReason, addr: Address) -> None:
+        self._counter.dropped[reason] += 1
+        _log.debug("netcode server dropped datagram from %s: %s", addr, reason.value)
+
+    def _live_mapping(self, addr: Address, now: float) -> _Mapping | None:
+        mapping = self._mappings.get(addr)
+        if mapping is None:
+            return None
+        if mapping.expired(now):
+            del self._mappings[addr]
+            return None
+        mapping.last_access = now
+        return mapping
+
+    def _add_mapping(self, addr: Address, mapping: _Mapping, now: float) -> bool:
+        existing = self._mappings.get(addr)
+        if existing is None and len(self._mappings) >= MAX_ENCRYPTION_MAPPINGS:
+            for key in [k for k, m in self._mappings.items() if m.expired(now)]:
+                del self._mappings[key]
+            if len(self._mappings) >= MAX_ENCRYPTION_MAPPINGS:
+                return False
+        self._mappings[addr] = mapping
+        return True
+
+    def _token_seen_elsewhere(self, tag: bytes, addr: Address) -> bool:
+        # spec §10.4: find-or-add keyed by the token tag; the stored entry is not refreshed.
+        seen = self._token_history.get(tag)
+        if seen is not None:
+            return seen != addr
+        if len(self._token_history) >= MAX_CONNECT_TOKEN_ENTRIES:
+            del self._token_history[next(iter(self._token_history))]
+        self._token_history[tag] = addr
+        return False
+
+    def _send_global(
+        self, packet: EncryptedPacket, cipher: PacketCipher | None, addr: Address
+    ) -> None:
+        data = write_packet(
+            packet,
+            protocol_id=self._config.protocol_id,
+            cipher=cipher,
+            insecure=self._config.insecure,
+        )
+        self._outbox.append((data, addr))
+
+    def _next_global_sequence(self) -> int:
+        sequence = self._global_sequence
+        self._global_sequence += 1
+        return sequence
+
+    def _deny(self, cipher: PacketCipher | None, addr: Address) -> None:
+        packet = ConnectionDeniedPacket(sequence=self._next_global_sequence())
+        self._send_global(packet, cipher, addr)
+        self._counter.denied_sent += 1
+
+    def _process_request(
+        self,
+        addr: Address,
+        identity: ChallengeToken,
+        timeout: int,
+        keys: tuple[bytes, bytes] | None,
+        tag: bytes | None,
+        now: float,
+    ) -> None:
+        # spec §10.1 steps 9-14 (steps 1-8 already passed).
+        if addr in self._by_address:
+            self._drop(DropReason.ADDRESS_ALREADY_CONNECTED, addr)
+            return
+        if identity.client_id in self._by_client_id:
+            self._drop(DropReason.CLIENT_ID_ALREADY_CONNECTED, addr)
+            return
+        if tag is not None and self._token_seen_elsewhere(tag, addr):
+            self._drop(DropReason.TOKEN_REUSED, addr)
+            return
+        send = PacketCipher(keys[0]) if keys is not None else None
+        if len(self._by_address) >= self._config.max_clients:
+            self._deny(send, addr)
+            return
+        receive = PacketCipher(keys[1]) if keys is not None else None
+        if not self._add_mapping(addr, _Mapping(send, receive, timeout, now), now):
+            self._drop(DropReason.ENCRYPTION_MAPPING_TABLE_FULL, addr)
+            return
+        challenge_sequence = self._challenge_sequence
+        self._challenge_sequence += 1
+        token = encrypt_challenge_token(
+            write_challenge_token(identity), challenge_sequence, self._challenge_cipher
+        )
+        packet = ConnectionChallengePacket(
+            sequence=self._next_global_sequence(),
+            challenge_sequence=challenge_sequence,
+            challenge_token=token,
+        )
+        self._send_global(packet, send, addr)
+
+    def _process_response(
+        self, addr: Address, packet: ConnectionResponsePacket, mapping: _Mapping, now: float
+    ) -> None:
+        # spec §10.5 steps 2-6.
+        plaintext = decrypt_challenge_token(
+            packet.challenge_token, packet.challenge_sequence, self._challenge_cipher
+        )
+        if plaintext is None:
+            self._drop(DropReason.CHALLENGE_TOKEN_INVALID, addr)
+            return
+        challenge = read_challenge_token(plaintext)
+        if addr in self._by_address:
+            self._drop(DropReason.ADDRESS_ALREADY_CONNECTED, addr)
+            return
+        if challenge.client_id in self._by_client_id:
+            self._drop(DropReason.CLIENT_ID_ALREADY_CONNECTED, addr)
+            return
+        if len(self._by_address) >= self._config.max_clients:
+            self._deny(mapping.send, addr)
+            return
+        index = self._slots.index(None)
+        mapping.client_index = index
+        mapping.expire_time = -1.0
+        slot = _Slot(index, addr, challenge.client_id, mapping, now)
+        self._slots[index] = slot
+        self._by_address[addr] = slot
+        self._by_client_id[challenge.client_id] = slot
+        self._send_keep_alive(slot, now)
+        self._events.append(
+            ClientConnected(
+                client_index=index,
+                client_id=challenge.client_id,
+                address=addr,
+                user_data=challenge.user_data,
+            )
+        )
+
+    def _process_connected(
+        self, slot: _Slot, packet: EncryptedPacket, addr: Address, now: float
+    ) -> None:
+        if isinstance(packet, DisconnectPacket):
+            self._free(slot, ServerDisconnectReason.CLIENT_DISCONNECTED)
+            return
+        slot.last_receive = now
+        slot.confirmed = True
+        if isinstance(packet, PayloadPacket):
+            if self._queued[slot.index] >= self._config.payload_queue_size:
+                self._drop(DropReason.PAYLOAD_QUEUE_FULL, addr)
+                return
+            self._queued[slot.index] += 1
+            self._counter.payloads_received += 1
+            self._events.append(PayloadReceived(client_index=slot.index, payload=packet.payload))
+
+    def _send_keep_alive(self, slot: _Slot, now: float) -> None:
+        packet = KeepAlivePacket(
+            sequence=slot.sequence, client_index=slot.index, max_clients=self._config.max_clients
+        )
+        self._send_to(slot, packet, now)
+
+    def _send_to(self, slot: _Slot, packet: EncryptedPacket, now: float) -> None:
+        data = write_packet(
+            packet,
+            protocol_id=self._config.protocol_id,
+            cipher=slot.mapping.send,
+            insecure=self._config.insecure,
+        )
+        self._outbox.append((data, slot.address))
+        slot.sequence += 1
+        slot.last_send = now
+        slot.mapping.last_access = now
+
+    def _free(self, slot: _Slot, reason: ServerDisconnectReason) -> None:
+        self._slots[slot.index] = None
+        del self._by_address[slot.address]
+        del self._by_client_id[slot.client_id]
+        self._mappings.pop(slot.address, None)
+        self._events.append(ClientDisconnected(client_index=slot.index, reason=reason))

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from lagless.cli.lab import app, default_out
+from lagless.lab import registered
+from lagless.netsim import PROFILES
+
+runner = CliRunner()
+
+
+def test_list_shows_every_experiment_with_parameters() -> None:
+    result = runner.invoke(app, ["list"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    for experiment_id in registered():
+        assert experiment_id in result.stdout
+    assert "packets=300" in result.stdout
+    assert "packets=20000" in result.stdout
+
+
+def test_run_prints_metrics_beside_reference_and_writes_files(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = ["run", "netsim/profiles", "--quick", "--seed", "4", "--out", str(out)]
+    result = runner.invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "gprs_latency_ms_min" in result.stdout
+    assert "umts_loss" in result.stdout
+    assert "458" in result.stdout
+    assert str(out / "results.json") in result.stdout
+    assert str(out / "plots" / "latency.png") in result.stdout
+    data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert data["seed"] == 4
+    assert data["config"]["quick"] is True
+    assert (out / "report.md").is_file()
+    timings = json.loads((out / "timings.json").read_text(encoding="utf-8"))
+    assert set(timings) == {f"run_demo.{name}" for name in PROFILES}
+    assert all(seconds >= 0 for seconds in timings.values())
+
+
+def test_run_defaults_to_lab_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert default_out("netsim/profiles") == Path("lab-out/netsim-profiles")
+    result = runner.invoke(app, ["run", "netsim/profiles", "--quick"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "lab-out" / "netsim-profiles" / "results.json").is_file()
+
+
+def test_unknown_id_is_one_line_listing_valid_ids() -> None:
+    result = runner.invoke(app, ["run", "no/such"])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == [f"error: unknown experiment 'no/such'; valid ids: {', '.join(registered())}"]

@@ -1,0 +1,225 @@
+"""The reliability layer end to end: two Connections over a lossy, jittery in-memory route."""
+
+from __future__ import annotations
+
+import heapq
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lagless.errors import ConfigError
+from lagless.transport.congestion import CongestionMode
+from lagless.transport.connection import (
+    MAX_PAYLOAD,
+    Connection,
+    ConnectionConfig,
+    PayloadDropReason,
+)
+from lagless.transport.events import MessageDelivered, MessageReceived, PacketDelivered, PacketLost
+
+RELIABLE_ORDERED = 0  # default channels: 0 reliable-ordered, 1 reliable-unordered,
+RELIABLE_UNORDERED = 1  # 2 unreliable-sequenced, 3 unreliable (config.DEFAULT_CHANNELS)
+UNRELIABLE = 3
+
+
+class Route:
+    """Client and server connections joined by a seeded route (loss, duplication, delay)."""
+
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        loss: float = 0.0,
+        dup: float = 0.0,
+        delay: tuple[float, float] = (0.02, 0.02),
+        up_delay: tuple[float, float] | None = None,
+        offset: float = 0.0,
+        config: ConnectionConfig | None = None,
+    ) -> None:
+        self.rng = random.Random(seed)
+        self.loss, self.dup = loss, dup
+        self.down_delay = delay
+        self.up_delay = up_delay or delay
+        self.offset = offset
+        self.t = 100.0
+        self.client = Connection(config=config, now=self.t, is_client=True)
+        self.server = Connection(config=config, now=self.t + offset, is_client=False)
+        self.queue: list[tuple[float, int, bool, bytes]] = []
+        self.count = 0
+        self.sizes: list[int] = []
+        self.events: dict[bool, list[object]] = {True: [], False: []}
+
+    def _now(self, to_client: bool) -> float:
+        return self.t if to_client else self.t + self.offset
+
+    def _route(self, data: bytes, to_client: bool) -> None:
+        self.sizes.append(len(data))
+        copies = 2 if self.rng.random() < self.dup else 1
+        for _ in range(copies):
+            if self.rng.random() < self.loss:
+                continue
+            lo, hi = self.down_delay if to_client else self.up_delay
+            self.count += 1
+            heapq.heappush(
+                self.queue, (self.t + self.rng.uniform(lo, hi), self.count, to_client, data)
+            )
+
+    def run(self, seconds: float, dt: float = 0.002) -> None:
+        end = self.t + seconds
+        while self.t < end:
+            self.t += dt
+            while self.queue and self.queue[0][0] <= self.t:
+                _, _, to_client, data = heapq.heappop(self.queue)
+                side = self.client if to_client else self.server
+                side.receive_payload(data, self._now(to_client))
+            for is_client, side in ((True, self.client), (False, self.server)):
+                now = self._now(is_client)
+                timer = side.next_timer()
+                if timer is not None and timer <= now:
+                    side.handle_timer(now)
+                for payload in side.payloads_to_send(now):
+                    self._route(payload, to_client=not is_client)
+                event = side.next_event()
+                while event is not None:
+                    self.events[is_client].append(event)
+                    event = side.next_event()
+
+
+def _received(events: list[object], channel: int) -> list[bytes]:
+    return [e.payload for e in events if isinstance(e, MessageReceived) and e.channel == channel]
+
+
+def test_reliable_messages_arrive_once_in_order_and_are_reported_delivered() -> None:
+    route = Route()
+    ids = [route.client.send(RELIABLE_ORDERED, f"m{i}".encode()) for i in range(50)]
+    route.run(1.0)
+    assert _received(route.events[False], RELIABLE_ORDERED) == [f"m{i}".encode() for i in range(50)]
+    delivered = [e.message_id for e in route.events[True] if isinstance(e, MessageDelivered)]
+    assert sorted(delivered) == ids
+    assert all(size <= MAX_PAYLOAD for size in route.sizes)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_exactly_once_in_order_under_loss_duplication_and_reordering(seed: int) -> None:
+    route = Route(seed=seed, loss=0.3, dup=0.2, delay=(0.01, 0.15))
+    expected = []
+    for i in range(100):
+        payload = bytes([i % 256]) * (1 + (i * 37) % 2500)  # some need fragments
+        expected.append(payload)
+        route.client.send(RELIABLE_ORDERED, payload)
+        route.server.send(RELIABLE_ORDERED, payload[::-1])
+        route.run(0.01)
+    for _ in range(60):  # 30 % loss puts the link in bad mode (15 packets/s): allow a minute
+        route.run(1.0)
+        got = [len(_received(route.events[side], RELIABLE_ORDERED)) for side in (True, False)]
+        if got == [len(expected)] * 2:
+            break
+    assert _received(route.events[False], RELIABLE_ORDERED) == expected
+    assert _received(route.events[True], RELIABLE_ORDERED) == [p[::-1] for p in expected]
+    stats = route.client.statistics()
+    assert stats.packets_lost > 0
+    assert 0.2 < stats.loss < 0.7  # a packet is lost when it or its acks are
+    assert route.server.statistics().dropped.get(PayloadDropReason.DUPLICATE, 0) > 0
+
+
+def test_large_message_does_not_starve_small_ones() -> None:
+    route = Route(delay=(0.02, 0.03))
+    big = bytes(range(256)) * 1024  # 256 KiB, the default limit
+    route.client.send(RELIABLE_UNORDERED, big)
+    small_sent = []
+    for i in range(100):
+        route.client.send(RELIABLE_ORDERED, i.to_bytes(2, "little"))
+        small_sent.append(i.to_bytes(2, "little"))
+        route.run(0.03)
+    small_got = _received(route.events[False], RELIABLE_ORDERED)
+    assert small_got == small_sent[: len(small_got)]
+    assert len(small_got) >= 95  # small messages kept flowing during the transfer
+    route.run(10.0)
+    assert _received(route.events[False], RELIABLE_UNORDERED) == [big]
+
+
+def test_ack_only_payloads_confirm_delivery_when_the_peer_is_silent() -> None:
+    route = Route()
+    route.client.send(RELIABLE_ORDERED, b"x")
+    route.run(0.2)
+    assert any(isinstance(e, MessageDelivered) for e in route.events[True])
+    assert route.server.statistics().packets_sent >= 1  # the server had nothing but acks to say
+    route.run(1.0)
+    quiet = (route.client.statistics().packets_sent, route.server.statistics().packets_sent)
+    route.run(1.0)
+    # with clock sync the client still asks for the time at 10 Hz and the server answers it,
+    # but acks alone never elicit acks: traffic stays at that rate
+    client_sent = route.client.statistics().packets_sent - quiet[0]
+    server_sent = route.server.statistics().packets_sent - quiet[1]
+    assert 9 <= client_sent <= 11
+    assert 9 <= server_sent <= 11
+
+
+def test_packet_events_follow_the_tribes_model() -> None:
+    config = ConnectionConfig(packet_events=True, clock="none")
+    route = Route(seed=5, loss=0.25, config=config)
+    for _ in range(100):
+        route.client.send(UNRELIABLE, b"state")
+        route.run(0.02)
+    route.run(2.0)
+    delivered = [e.sequence for e in route.events[True] if isinstance(e, PacketDelivered)]
+    lost = [e.sequence for e in route.events[True] if isinstance(e, PacketLost)]
+    sent = route.client.statistics().packets_sent
+    assert not set(delivered) & set(lost)
+    assert len(delivered) + len(lost) == sent
+    assert 0.15 * sent < len(lost) < 0.6 * sent
+
+
+@pytest.mark.parametrize("clock", ["spec004", "cristian"])
+def test_clock_sync_converges_to_the_server_clock(clock: str) -> None:
+    route = Route(seed=2, offset=37.25, delay=(0.04, 0.06), config=ConnectionConfig(clock=clock))
+    route.run(5.0)
+    assert route.client.synchronized
+    error = route.client.server_time(route.t) - (route.t + route.offset)
+    assert abs(error) < 0.006  # symmetric 50 +/- 10 ms each way
+
+
+def test_clock_bias_under_asymmetric_latency_is_half_the_difference() -> None:
+    route = Route(seed=3, offset=-4.0, delay=(0.08, 0.08), up_delay=(0.02, 0.02))
+    route.run(3.0)
+    error = route.client.server_time(route.t) - (route.t + route.offset)
+    # the client cannot see asymmetry: it is off by (up - down) / 2 = -30 ms (documented)
+    assert error == pytest.approx(-0.03, abs=0.006)
+
+
+def test_bad_link_lowers_send_rate() -> None:
+    route = Route(delay=(0.2, 0.25))  # RTT above the 250 ms threshold
+    for _ in range(100):
+        route.client.send(UNRELIABLE, b"tick")
+        route.run(0.02)
+    stats = route.client.statistics()
+    assert stats.congestion_mode is CongestionMode.BAD
+    assert stats.send_rate == pytest.approx(15.0)
+    assert stats.sent_bps < 40 * 60  # about 15 packets/s of ~20 bytes, far below 60 Hz
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=1300))
+def test_garbage_payloads_never_raise_and_are_counted(data: bytes) -> None:
+    conn = Connection(now=5.0, is_client=False)
+    conn.receive_payload(data, 5.0)
+    conn.payloads_to_send(5.0)
+    stats = conn.statistics()
+    assert stats.packets_received + sum(stats.dropped.values()) == 1
+
+
+def test_violation_from_peer_is_reported() -> None:
+    conn = Connection(now=5.0, is_client=False)
+    # ack header (seq 0), no flags, then a record on channel 63 which does not exist
+    conn.receive_payload(bytes(8) + b"\x00" + bytes([63, 0, 0, 1, 0x41]), 5.0)
+    assert conn.violation is not None
+    assert conn.statistics().dropped[PayloadDropReason.MESSAGES] == 1
+
+
+def test_config_errors_name_the_field() -> None:
+    with pytest.raises(ConfigError, match="max_burst"):
+        ConnectionConfig(max_burst=0)
+    with pytest.raises(ConfigError, match="clock must be"):
+        ConnectionConfig(clock="ntp")  # type: ignore[arg-type]
