@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "replication": 10,
     "rooms": 11,
     "demo": 12,
+    "apps": 12,
     "lab": 13,
     "testing": 14,
     "examples": 14,
@@ -37,7 +38,7 @@ LAYERS: dict[str, int] = {
     "__init__": 16,
     "__main__": 16,
 }
-IO_ALLOWED = {"io", "cli", "demo", "examples"}
+IO_ALLOWED = {"io", "apps", "cli", "demo", "examples"}
 BANNED_MODULES = {"socket", "asyncio", "selectors", "uvloop", "time"}
 RANDOM_ALLOWED_ATTRS = {"Random", "SystemRandom"}
 

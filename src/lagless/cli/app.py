@@ -7,7 +7,7 @@ import sys
 import typer
 
 from lagless._version import __version__
-from lagless.cli import bench, lab, netsim, proxy
+from lagless.cli import bench, lab, netsim, proxy, transport
 from lagless.errors import LaglessError
 
 app = typer.Typer(
@@ -21,6 +21,9 @@ app.add_typer(netsim.app, name="netsim")
 app.add_typer(lab.app, name="lab")
 app.command("proxy")(proxy.proxy)
 app.command("bench")(bench.bench)
+app.command("serve")(transport.serve_command)
+app.command("connect")(transport.connect_command)
+app.command("token")(transport.token_command)
 
 
 @app.command()

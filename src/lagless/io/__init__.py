@@ -1,13 +1,17 @@
 """Drivers: the only layer with sockets, asyncio, uvloop and real clocks (DESIGN.md "Layers").
 
 ``udp`` holds the non-blocking socket helpers (the ``add_reader`` drain loop of DESIGN.md "Speed
-rules"), ``proxy`` the real-UDP link conditioner behind ``lagless proxy``, ``drive`` the shared
-pump.
+rules"), ``endpoint`` the asyncio and poll front ends that drive any sans-I/O object on a real
+socket, ``sim`` the same over the simulator, ``proxy`` the real-UDP link conditioner behind
+``lagless proxy``, ``drive`` the shared pump.
 """
 
 from __future__ import annotations
 
 from lagless.io.drive import pump as pump
+from lagless.io.endpoint import AsyncEndpoint as AsyncEndpoint
+from lagless.io.endpoint import PollEndpoint as PollEndpoint
+from lagless.io.endpoint import open_endpoint as open_endpoint
 from lagless.io.proxy import DirectionStats as DirectionStats
 from lagless.io.proxy import LinkOverrides as LinkOverrides
 from lagless.io.proxy import Proxy as Proxy
@@ -16,6 +20,7 @@ from lagless.io.proxy import ProxyStats as ProxyStats
 from lagless.io.proxy import build_proxy_config as build_proxy_config
 from lagless.io.proxy import overrides_from_flags as overrides_from_flags
 from lagless.io.proxy import run_proxy as run_proxy
+from lagless.io.sim import SimEndpoint as SimEndpoint
 from lagless.io.udp import add_datagram_reader as add_datagram_reader
 from lagless.io.udp import format_hostport as format_hostport
 from lagless.io.udp import install_uvloop as install_uvloop
@@ -23,15 +28,19 @@ from lagless.io.udp import open_udp_socket as open_udp_socket
 from lagless.io.udp import parse_hostport as parse_hostport
 
 __all__ = [
+    "AsyncEndpoint",
     "DirectionStats",
     "LinkOverrides",
+    "PollEndpoint",
     "Proxy",
     "ProxyConfig",
     "ProxyStats",
+    "SimEndpoint",
     "add_datagram_reader",
     "build_proxy_config",
     "format_hostport",
     "install_uvloop",
+    "open_endpoint",
     "open_udp_socket",
     "overrides_from_flags",
     "parse_hostport",

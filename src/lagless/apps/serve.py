@@ -1,0 +1,139 @@
+"""``serve``: run a lagless (or plain netcode) server on real UDP until told to stop.
+
+Implements the issue's ``lagless serve``: the full transport (channels inside netcode payloads)
+by default, or ``raw`` netcode 1.02 whose payloads are the application's datagrams, so the netcode
+reference ``client`` can connect (netcode-1.02 spec §14). ``echo`` sends every message (or raw
+payload) back to its sender unchanged on the same channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from lagless._types import Address
+from lagless.apps.netcode_keys import REFERENCE_PRIVATE_KEY, REFERENCE_PROTOCOL_ID
+from lagless.io.endpoint import open_endpoint
+from lagless.transport import (
+    ClientConnected,
+    ClientDisconnected,
+    ConnectionViolated,
+    MessageReceived,
+    NetcodeServer,
+    NetcodeServerConfig,
+    PayloadReceived,
+    Server,
+)
+
+STOP_POLL: Final = 0.1  # seconds between checks of the stop flag and the duration
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServeOptions:
+    """What ``lagless serve`` was asked to do."""
+
+    address: Address
+    """Where to bind; also the public address tokens must name (netcode spec §10.1 step 8)."""
+    protocol_id: int = REFERENCE_PROTOCOL_ID
+    """uint64 protocol id clients must use."""
+    private_key: bytes = REFERENCE_PRIVATE_KEY
+    """32-byte key shared with the token backend."""
+    insecure: bool = False
+    """No tokens, no encryption (development only; clients must match)."""
+    raw: bool = False
+    """Plain netcode: payloads are the application's datagrams, no lagless channels."""
+    echo: bool = False
+    """Send every message or payload back to its sender."""
+    max_clients: int = 256
+    """Slots, in [1, 256]."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServeSummary:
+    """Counters of one ``serve`` run."""
+
+    connected: int
+    """Clients that connected."""
+    messages: int
+    """Messages (or raw payloads) received."""
+    echoed: int
+    """Messages (or raw payloads) sent back."""
+
+
+async def serve(
+    options: ServeOptions,
+    *,
+    out: Callable[[str], None],
+    duration: float | None = None,
+    ready: Callable[[Address], None] | None = None,
+    stop: asyncio.Event | None = None,
+) -> ServeSummary:
+    """Serve until ``duration`` seconds pass or ``stop`` is set, then return the counters.
+
+    Args:
+        options: address, keys and modes.
+        out: receives one human-readable line per connection event and message.
+        duration: seconds to run; ``None`` runs until ``stop`` (or forever).
+        ready: called with the bound address once the socket is open.
+        stop: set it (e.g. from a signal handler) to end the run cleanly.
+    """
+    config = NetcodeServerConfig(
+        protocol_id=options.protocol_id,
+        private_key=None if options.insecure else options.private_key,
+        public_address=options.address,
+        max_clients=options.max_clients,
+        insecure=options.insecure,
+    )
+    unix_offset = time.time() - time.monotonic()
+    obj: Server | NetcodeServer = (
+        NetcodeServer(config=config, unix_time_offset=unix_offset)
+        if options.raw
+        else Server(config=config, unix_time_offset=unix_offset)
+    )
+    connected = messages = echoed = 0
+    async with open_endpoint(obj, options.address) as endpoint:
+        if ready is not None:
+            ready(endpoint.address)
+        loop = asyncio.get_running_loop()
+        stop_at = None if duration is None else loop.time() + duration
+        while (stop_at is None or loop.time() < stop_at) and not (stop and stop.is_set()):
+            remaining = STOP_POLL if stop_at is None else min(STOP_POLL, stop_at - loop.time())
+            try:
+                event = await endpoint.receive(timeout=max(0.0, remaining))
+            except TimeoutError:
+                continue
+            match event:
+                case ClientConnected(client_index=index, client_id=client_id, address=addr):
+                    connected += 1
+                    out(f"client {index} connected from {addr[0]}:{addr[1]} (id {client_id})")
+                case ClientDisconnected(client_index=index, reason=reason):
+                    out(f"client {index} disconnected ({reason.name.lower()})")
+                case ConnectionViolated(client_index=index, reason=violation):
+                    out(f"client {index} violated the protocol ({violation.value}); closing")
+                case MessageReceived(client_index=index, channel=channel, payload=payload):
+                    messages += 1
+                    out(f"client {index} ch{channel}: {_show(payload)}")
+                    if options.echo and isinstance(obj, Server):
+                        endpoint.call(lambda s, i=index, c=channel, p=payload: s.send(i, c, p))
+                        echoed += 1
+                case PayloadReceived(client_index=index, payload=payload):
+                    messages += 1
+                    out(f"client {index} payload: {_show(payload)}")
+                    if options.echo and isinstance(obj, NetcodeServer):
+                        endpoint.call(lambda s, i=index, p=payload: s.send_payload(i, p))
+                        echoed += 1
+                case _:
+                    pass
+    return ServeSummary(connected=connected, messages=messages, echoed=echoed)
+
+
+def _show(payload: bytes, limit: int = 60) -> str:
+    """Printable form of a payload: text if it decodes, else a hex prefix with the length."""
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"{len(payload)} bytes {payload[:16].hex()}{'…' if len(payload) > 16 else ''}"
+    return text if len(text) <= limit else text[:limit] + "…"

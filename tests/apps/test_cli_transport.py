@@ -1,0 +1,143 @@
+"""``lagless serve``, ``connect`` and ``token`` as real processes talking over loopback UDP."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from lagless.transport import read_connect_token
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _lagless(
+    *args: str, stdin: str | None = None, timeout: float = 20
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lagless", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _start_server(*args: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lagless", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()  # "serving ... on HOST:PORT" once the socket is bound
+    assert first.startswith("serving"), first + (proc.stderr.read() if proc.stderr else "")
+    return proc
+
+
+@pytest.mark.parametrize(
+    "mode",
+    [[], ["--raw"], ["--insecure"], ["--raw", "--insecure"]],
+    ids=["secure", "raw", "insecure", "raw-insecure"],
+)
+def test_connect_sends_lines_and_prints_echoes(mode: list[str]) -> None:
+    port = _free_port()
+    server = _start_server("--port", str(port), "--echo", "--duration", "30", *mode)
+    try:
+        result = _lagless("connect", f"127.0.0.1:{port}", *mode, stdin="alpha\nbeta\ngamma\n")
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert lines[0] == f"connected to 127.0.0.1:{port}"
+        assert lines[1:4] == ["alpha", "beta", "gamma"]
+        assert lines[-1] == "3 replies"
+    finally:
+        server.send_signal(signal.SIGINT)  # a clean stop prints the summary
+        out, err = server.communicate(timeout=15)
+    assert "client 0 connected" in out
+    assert "3 messages, 3 echoed" in out
+    if "--insecure" in mode:
+        assert "INSECURE" in err  # the insecure mode says so loudly
+
+
+def test_wrong_key_cannot_connect() -> None:
+    port = _free_port()
+    server = _start_server("--port", str(port), "--duration", "4")
+    try:
+        result = _lagless("connect", f"127.0.0.1:{port}", "--private-key", "11" * 32, stdin="x\n")
+    finally:
+        out, _ = server.communicate(timeout=15)
+    assert result.returncode == 2
+    assert "connection request timed out" in result.stderr
+    assert "connected" not in out.split("\n", 1)[1]
+
+
+def test_token_command_writes_a_readable_token(tmp_path) -> None:
+    path = tmp_path / "token.bin"
+    result = _lagless(
+        "token",
+        "--server",
+        "127.0.0.1:40000",
+        "--server",
+        "[::1]:40000",
+        "--client-id",
+        "99",
+        "--expire",
+        "60",
+        "--out",
+        str(path),
+    )
+    assert result.returncode == 0, result.stderr
+    token = read_connect_token(path.read_bytes())
+    assert token.server_addresses == (("127.0.0.1", 40000), ("::1", 40000))
+    assert token.expire_timestamp - token.create_timestamp == 60
+    assert token.protocol_id == 0x1122334455667788
+
+
+def test_token_from_backend_is_accepted(tmp_path) -> None:
+    port = _free_port()
+    path = tmp_path / "t.bin"
+    assert (
+        _lagless(
+            "token", "--server", f"127.0.0.1:{port}", "--client-id", "1234", "--out", str(path)
+        ).returncode
+        == 0
+    )
+    server = _start_server("--port", str(port), "--echo", "--duration", "30")
+    try:
+        result = _lagless("connect", f"127.0.0.1:{port}", "--token", str(path), stdin="hi\n")
+    finally:
+        server.send_signal(signal.SIGINT)
+        out, _ = server.communicate(timeout=15)
+    assert result.stdout.splitlines()[1] == "hi"
+    assert "(id 1234)" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["serve", "--port", "70000"], "--port must be in"),
+        (["serve", "--protocol-id", "nope"], "--protocol-id must be an integer"),
+        (["connect", "nohost"], "SERVER"),
+        (
+            ["token", "--server", "1.2.3.4:5", "--client-id", "1", "--user-data", "xyz"],
+            "--user-data",
+        ),
+    ],
+)
+def test_bad_arguments_give_one_line_and_exit_2(args: list[str], message: str) -> None:
+    started = time.monotonic()
+    result = _lagless(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert time.monotonic() - started < 15
