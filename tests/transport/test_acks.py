@@ -299,6 +299,20 @@ def test_late_ack_after_loss_ignored() -> None:
     assert a.poll_notifications(T0 + 6) == []
 
 
+def test_late_ack_feeds_rtt() -> None:
+    """A path slower than the initial 1 s timeout still gets measured (then stops losing)."""
+    a = AckTracker()
+    a.next_send(T0, 1)
+    assert [type(n) for n in a.poll_notifications(T0 + 1.5)] == [PacketLost]
+    assert not a.rtt.has_samples
+    a.on_receive(AckHeader(sequence=0, ack=0, ack_bits=0), T0 + 3.0)
+    assert a.rtt.has_samples
+    assert a.rtt.rtt == pytest.approx(3.0)
+    assert a.loss_timeout() == pytest.approx(6.0)
+    a.next_send(T0 + 3.0, 1)
+    assert a.poll_notifications(T0 + 5.5) == []  # within 2 x SRTT: no longer declared lost
+
+
 def test_future_ack_ignored() -> None:
     a = AckTracker()
     for _ in range(3):

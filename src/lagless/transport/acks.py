@@ -18,8 +18,10 @@ Decisions on ambiguities (spec 004 leaves the loss factor open):
   (b) a header acks a sequence more than 32 newer, so no later header can cover it any more;
   (c) its slot in the sent buffer is needed by a new packet (more than ``sent_buffer_size`` packets
   in flight), so memory stays bounded.
-  Once reported lost, a late ack of that packet is ignored: each packet is reported exactly once
-  (``test_acks.py::test_late_ack_after_loss_ignored``).
+  Once reported lost, a late ack of that packet produces no notification, so each packet is
+  reported exactly once (``test_acks.py::test_late_ack_after_loss_ignored``); it still feeds the
+  RTT estimator when it is the header's ``ack``, or a path slower than the initial timeout would
+  never be measured (``test_acks.py::test_late_ack_feeds_rtt``).
 * A received packet that is a duplicate, or older than ``received_window`` behind the newest one,
   is rejected with no state change at all, its ack fields included
   (``test_acks.py::test_duplicate_and_stale_rejected``).
@@ -336,10 +338,13 @@ class ReceiveResult:
         return self.status is ReceiveStatus.ACCEPTED
 
 
-@dataclass(slots=True)
 class _Sent:
-    send_time: float
-    size: int
+    __slots__ = ("lost", "send_time", "size")
+
+    def __init__(self, send_time: float, size: int) -> None:
+        self.send_time = send_time
+        self.size = size
+        self.lost = False  # reported lost; kept so a late ack still yields an RTT sample
 
 
 class AckTracker:
@@ -388,7 +393,7 @@ class AckTracker:
     @property
     def in_flight(self) -> int:
         """Number of sent packets not yet reported acked or lost."""
-        return len(self._sent)
+        return sum(1 for seq in self._in_flight if (sent := self._sent.find(seq)) and not sent.lost)
 
     def loss_timeout(self) -> float:
         """Seconds after sending at which an unacked packet is declared lost (see module doc)."""
@@ -504,13 +509,19 @@ class AckTracker:
         event = PacketAcked(
             sequence=sequence, send_time=sent.send_time, size=sent.size, rtt=now - sent.send_time
         )
+        if sent.lost:
+            # Already reported lost: no second notification, but the round trip is real. Without
+            # it a path whose RTT exceeds the initial loss timeout would never get a sample and
+            # every packet would stay "lost" forever (test_acks.py::test_late_ack_feeds_rtt).
+            return event
         acked.append(event)
         self._notifications.append(event)
         return event
 
     def _declare_lost(self, sequence: int) -> None:
-        sent = self._sent.remove(sequence)
-        if sent is not None:
+        sent = self._sent.find(sequence)
+        if sent is not None and not sent.lost:
+            sent.lost = True
             self._notifications.append(
                 PacketLost(
                     sequence=sequence, send_time=sent.send_time, size=sent.size, rtt=self.rtt.rtt
@@ -533,6 +544,9 @@ class AckTracker:
         in_flight = self._in_flight
         while in_flight:
             sent = self._sent.find(in_flight[0])
+            if sent is not None and sent.lost:
+                in_flight.popleft()
+                continue
             # the same sum as next_loss_deadline, so a timer fired at that deadline always
             # resolves the packet (now - timeout could round the other way and spin the driver)
             if sent is not None and sent.send_time + timeout > now:
@@ -547,7 +561,7 @@ class AckTracker:
         in_flight = self._in_flight
         while in_flight:
             sent = self._sent.find(in_flight[0])
-            if sent is not None:
+            if sent is not None and not sent.lost:
                 return sent.send_time + self.loss_timeout()
             in_flight.popleft()  # already resolved
         return None
