@@ -9,5 +9,6 @@ it with ``--quick`` twice automatically. The modules are imported for that side 
 from __future__ import annotations
 
 from lagless.lab.experiments import netsim as netsim
+from lagless.lab.experiments import realtime as realtime
 
 __all__: list[str] = []
