@@ -1,0 +1,94 @@
+"""The transport benchmark runs end to end at tiny sizes and returns sane, consistent rows.
+
+No timing assertions: only that every stack produced every measure, that the numbers are positive
+and finite, and that the derived columns agree with each other and with physics (a 100-byte
+message cannot cost fewer than 100 bytes on the wire).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "transport.py"
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("lagless_bench_transport", BENCH)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    return _load()
+
+
+@pytest.fixture(scope="module")
+def rows(bench: ModuleType) -> list[dict[str, object]]:
+    tiny = bench.Sizes(small=60, large=12, ping_seconds=0.2, trickle_seconds=0.1, memory=40)
+    return bench.run(quick=True, sizes=tiny)
+
+
+def _value(rows: list[dict[str, object]], stack: str, measure: str, unit: str) -> float:
+    (match,) = [r for r in rows if (r["stack"], r["measure"], r["unit"]) == (stack, measure, unit)]
+    return float(match["value"])  # type: ignore[arg-type]
+
+
+def test_every_stack_reports_every_network_measure(
+    bench: ModuleType, rows: list[dict[str, object]]
+) -> None:
+    network = {(r["measure"], r["unit"]) for r in rows if r["stack"] == bench.ENET}
+    assert len(network) == 8
+    for stack in bench.STACKS:
+        assert {(r["measure"], r["unit"]) for r in rows if r["stack"] == stack} >= network
+
+
+def test_values_are_positive_and_finite(rows: list[dict[str, object]]) -> None:
+    for r in rows:
+        value = float(r["value"])  # type: ignore[arg-type]
+        assert math.isfinite(value), r
+        assert value > 0.0, r
+
+
+def test_ratios_are_against_enet(bench: ModuleType, rows: list[dict[str, object]]) -> None:
+    for r in rows:
+        ratio = r["vs_enet"]
+        if r["measure"].startswith("sans-I/O"):  # type: ignore[union-attr]
+            assert ratio is None
+            continue
+        base = _value(rows, bench.ENET, str(r["measure"]), str(r["unit"]))
+        assert ratio == pytest.approx(float(r["value"]) / base)  # type: ignore[arg-type]
+        if r["stack"] == bench.ENET:
+            assert ratio == pytest.approx(1.0)
+
+
+def test_derived_columns_agree(bench: ModuleType, rows: list[dict[str, object]]) -> None:
+    for stack in bench.STACKS:
+        for label, size in (("100 B", 100), ("1000 B", 1000)):
+            rate = _value(rows, stack, f"throughput {label}", "msg/s")
+            mbps = _value(rows, stack, f"throughput {label}", "MB/s")
+            assert mbps == pytest.approx(rate * size / 1e6)
+        assert _value(rows, stack, "RTT p99, 32 B at 60 Hz", "ms") >= _value(
+            rows, stack, "RTT p50, 32 B at 60 Hz", "ms"
+        )
+        for measure in ("wire per 100 B msg, bulk", "wire per 100 B msg, 60 Hz"):
+            assert _value(rows, stack, measure, "B") > 100.0  # payload plus some header
+
+
+def test_in_memory_rows_cover_both_pairs_and_sizes(rows: list[dict[str, object]]) -> None:
+    measures = {r["measure"] for r in rows if str(r["measure"]).startswith("sans-I/O")}
+    assert measures == {
+        f"sans-I/O {pair}, {size} B"
+        for pair in ("Connection pair", "Server+Client")
+        for size in (100, 1000)
+    }
