@@ -117,13 +117,15 @@ async def serve(
                     messages += 1
                     out(f"client {index} ch{channel}: {_show(payload)}")
                     if options.echo and isinstance(obj, Server):
-                        endpoint.call(lambda s, i=index, c=channel, p=payload: s.send(i, c, p))
+                        obj.send(index, channel, payload)
+                        endpoint.flush()
                         echoed += 1
                 case PayloadReceived(client_index=index, payload=payload):
                     messages += 1
                     out(f"client {index} payload: {_show(payload)}")
                     if options.echo and isinstance(obj, NetcodeServer):
-                        endpoint.call(lambda s, i=index, p=payload: s.send_payload(i, p))
+                        obj.send_payload(index, payload)
+                        endpoint.flush()
                         echoed += 1
                 case _:
                     pass

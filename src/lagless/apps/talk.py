@@ -96,27 +96,26 @@ async def connect_and_talk(
             endpoint.call(lambda c: c.connect(token, now))
         await _wait_connected(endpoint, options)
         out(f"connected to {options.server[0]}:{options.server[1]}")
-        replies = 0
         printer = asyncio.create_task(_print_replies(endpoint, out))
         try:
             async for line in lines:
                 data = line.encode("utf-8")
                 if isinstance(obj, Client):
-                    endpoint.call(lambda c, d=data: c.send(0, d))
+                    obj.send(0, data)
                 else:
-                    endpoint.call(lambda c, d=data: c.send_payload(d))
+                    obj.send_payload(data)
+                endpoint.flush()
             await asyncio.sleep(options.linger)
         finally:
             printer.cancel()
-            replies = await asyncio.gather(printer, return_exceptions=True)
+            (replies,) = await asyncio.gather(printer, return_exceptions=True)
             endpoint.call(lambda c: c.disconnect())
             await asyncio.sleep(0.05)  # let the redundant disconnect packets leave
-        count = replies[0]
-        return count if isinstance(count, int) else 0
+        return replies if isinstance(replies, int) else 0
 
 
 async def _wait_connected(
-    endpoint: AsyncEndpoint[Client] | AsyncEndpoint[NetcodeClient], options: ConnectOptions
+    endpoint: AsyncEndpoint[Client | NetcodeClient], options: ConnectOptions
 ) -> None:
     where = f"{options.server[0]}:{options.server[1]}"
     try:
@@ -136,7 +135,7 @@ async def _wait_connected(
 
 
 async def _print_replies(
-    endpoint: AsyncEndpoint[Client] | AsyncEndpoint[NetcodeClient], out: Callable[[str], None]
+    endpoint: AsyncEndpoint[Client | NetcodeClient], out: Callable[[str], None]
 ) -> int:
     count = 0
     try:

@@ -42,9 +42,11 @@ async def main(count: int) -> None:
         cli.call(lambda c: c.connect(token, cli.now()))
         await cli.wait_for(Connected, timeout=5)
         for i in range(count):
-            cli.call(lambda c, i=i: c.send(0, f"message {i}".encode()))
+            cli.obj.send(0, f"message {i}".encode())
+            cli.flush()
             msg = await srv.wait_for(MessageReceived, timeout=5)
-            srv.call(lambda s, m=msg: s.send(m.client_index, 0, m.payload.upper()))
+            srv.obj.send(msg.client_index, 0, msg.payload.upper())
+            srv.flush()
             reply = await cli.wait_for(MessageReceived, timeout=5)
             print(reply.payload.decode())
         stats = cli.obj.connection_statistics()

@@ -41,7 +41,8 @@ def run_server(address: tuple[str, int], stop: threading.Event) -> None:
                 except TimeoutError:
                     continue
                 if isinstance(event, MessageReceived):
-                    ep.call(lambda s, e=event: s.send(e.client_index, e.channel, e.payload))
+                    ep.obj.send(event.client_index, event.channel, event.payload)
+                    ep.flush()
 
     asyncio.run(serve())
 
@@ -66,7 +67,8 @@ def game(frames: int) -> None:
                     echoes += 1
             if connected:
                 x = 100.0 + frame
-                client.call(lambda c, x=x: c.send(SEQUENCED, f"pos {x:.1f}".encode()))
+                client.obj.send(SEQUENCED, f"pos {x:.1f}".encode())
+                client.flush()
             time.sleep(1 / 60)
     finally:
         client.close()

@@ -40,16 +40,16 @@ def simulate(seconds: float, seed: int = 1) -> None:
         client = SimEndpoint(
             Client(config=NetcodeClientConfig(insecure=True)), network.host(f"phone{k}")
         )
-        client.poke(
-            lambda c, k=k: c.connect_insecure(
-                server_addresses=[("server", 9000)], protocol_id=5, client_id=k, now=scheduler.now
-            )
+        client.obj.connect_insecure(
+            server_addresses=[("server", 9000)], protocol_id=5, client_id=k, now=scheduler.now
         )
+        client.flush()
         clients.append(client)
     scheduler.run(until=scheduler.now + 2.0)
     for k, client in enumerate(clients):
         for i in range(50):
-            client.poke(lambda c, k=k, i=i: c.send(0, f"phone{k} #{i}".encode()))
+            client.obj.send(0, f"phone{k} #{i}".encode())
+        client.flush()
     scheduler.run(until=scheduler.now + seconds)
     print(f"server received {len(received)} of 200 messages in {seconds:.0f} simulated seconds")
     for k, client in enumerate(clients):

@@ -120,6 +120,11 @@ class AsyncEndpoint(Generic[T]):
         self._after_input()
         return result
 
+    def flush(self) -> None:
+        """Pump the object now: after calling its verbs directly (``ep.obj.send(...)``)."""
+        self._driver.flush()
+        self._after_input()
+
     def receive_nowait(self) -> object | None:
         """Return the next event if one is waiting, else None."""
         events = self._driver.events
@@ -262,6 +267,10 @@ class PollEndpoint(Generic[T]):
         result = fn(self._driver.obj)
         self._driver.flush()
         return result
+
+    def flush(self) -> None:
+        """Send what the object queued now: after calling its verbs directly."""
+        self._driver.flush()
 
     def pump(self) -> list[object]:
         """Drain the socket, run due timers, send what is queued; return the new events.

@@ -60,6 +60,10 @@ class SimEndpoint(Generic[T]):
         fn(self.obj)
         self._pump()
 
+    def flush(self) -> None:
+        """Pump the object now: after calling its verbs directly (``ep.obj.send(...)``)."""
+        self._pump()
+
     def close(self) -> None:
         """Unbind the address and cancel the timer; the object is no longer driven."""
         if self._timer is not None:
