@@ -42,7 +42,7 @@ from lagless.smoothing.codec import (
     encode_init,
 )
 from lagless.smoothing.state import DisplayState, KinematicState
-from lagless.smoothing.thresholds import TriggerReason
+from lagless.smoothing.thresholds import ThresholdConfig, ThresholdTrigger, TriggerReason
 from lagless.wire import DecodeError
 
 if TYPE_CHECKING:
@@ -51,9 +51,11 @@ if TYPE_CHECKING:
 __all__ = [
     "DropReason",
     "PeriodicSchedule",
+    "PeriodicSender",
     "Receiver",
     "ReceiverStatistics",
     "Sender",
+    "ThresholdSender",
     "Update",
     "compensated_age",
 ]
@@ -129,7 +131,27 @@ def check_time_compensation(cap: float | None) -> None:
         raise ConfigError(f"tc_cap must be a finite number >= 0 s or None, got {cap}")
 
 
-class Sender(ABC):
+class _Endpoint:
+    """What both halves of a display model hold: entity id, model code, layout and TC flag."""
+
+    def __init__(
+        self, *, entity_id: int, model: ModelCode, layout: UpdateLayout, time_compensation: bool
+    ) -> None:
+        """Check ``entity_id`` (0..255) and keep the model's wire description."""
+        if not 0 <= entity_id <= 255:
+            raise LocalProtocolError(f"entity_id must be in [0, 255], got {entity_id}")
+        self.entity_id = entity_id
+        self._model = model
+        self._layout = layout
+        self._time_compensation = time_compensation
+
+    @property
+    def payload_size(self) -> int:
+        """Return the update payload size (bytes)."""
+        return self._layout.size
+
+
+class Sender(_Endpoint, ABC):
     """The sending half of a display model: decides when to send and produces the payloads.
 
     Args:
@@ -147,19 +169,11 @@ class Sender(ABC):
         self, *, entity_id: int, model: ModelCode, layout: UpdateLayout, time_compensation: bool
     ) -> None:
         """Create a sender that has seen no state yet."""
-        if not 0 <= entity_id <= 255:
-            raise LocalProtocolError(f"entity_id must be in [0, 255], got {entity_id}")
-        self.entity_id = entity_id
-        self._model = model
-        self._layout = layout
-        self._time_compensation = time_compensation
+        super().__init__(
+            entity_id=entity_id, model=model, layout=layout, time_compensation=time_compensation
+        )
         self._state = KinematicState()
         self.sent = 0
-
-    @property
-    def payload_size(self) -> int:
-        """Return the update payload size (bytes)."""
-        return self._layout.size
 
     def create_init(self) -> bytes:
         """Return the init payload for the last state seen (spec 000 §3.5 ``createInitValues``)."""
@@ -218,7 +232,112 @@ class PeriodicSchedule:
         return True
 
 
-class Receiver(ABC):
+class ThresholdSender(Sender):
+    """A sender that runs a ghost and sends when a threshold or trigger fires (DIS-DR, PHB-DR).
+
+    Subclasses provide the ghost (``_ghost_state``) and record what they sent (``_record``).
+
+    Args:
+        entity_id: The entity id written into byte 0 (0..255).
+        model: The model code written into the init payload.
+        layout: The update payload layout.
+        time_compensation: Written into the init payload's flags.
+        thresholds: The ghost thresholds, heartbeat and pre-reckoning rules.
+    """
+
+    def __init__(
+        self,
+        *,
+        entity_id: int,
+        model: ModelCode,
+        layout: UpdateLayout,
+        time_compensation: bool,
+        thresholds: ThresholdConfig,
+    ) -> None:
+        """Create a sender that has sent nothing."""
+        super().__init__(
+            entity_id=entity_id, model=model, layout=layout, time_compensation=time_compensation
+        )
+        self._trigger = ThresholdTrigger(thresholds)
+
+    @abstractmethod
+    def _ghost_state(self, t: float) -> KinematicState | None:
+        """Return the ghost at sample time ``t`` (s, server time), or ``None`` before a send."""
+
+    @abstractmethod
+    def _record(self, sent: KinematicState) -> None:
+        """Take the quantised state just sent (it moves the ghost)."""
+
+    def update(
+        self, now: float, state: KinematicState, *, observer_distance: float | None = None
+    ) -> Update | None:
+        """Take this frame's true state; return an update if a threshold or trigger fires.
+
+        Args:
+            now: Local time (s).
+            state: The true state; ``state.t`` in server time (s), strictly increasing.
+            observer_distance: Distance (m) to the nearest observer (sensitive region).
+
+        Returns:
+            The update to send, or ``None``.
+        """
+        ghost = self._ghost_state(state.t)
+        reason = self._trigger.check(now, state, ghost, observer_distance=observer_distance)
+        self._state = state
+        if reason is None:
+            return None
+        update = self._emit(now, state, reason)
+        self._record(update.state)
+        self._trigger.sent(now)
+        return update
+
+
+class PeriodicSender(Sender):
+    """A sender that sends the full state at a fixed rate (interpolation, Hermite, x4).
+
+    Args:
+        entity_id: The entity id written into byte 0 (0..255).
+        model: The model code written into the init payload.
+        layout: The update payload layout.
+        time_compensation: Written into the init payload's flags.
+        interval: Time between sends (s); the first update is due at once.
+    """
+
+    def __init__(
+        self,
+        *,
+        entity_id: int,
+        model: ModelCode,
+        layout: UpdateLayout,
+        time_compensation: bool,
+        interval: float,
+    ) -> None:
+        """Create a sender whose first update is due at once."""
+        super().__init__(
+            entity_id=entity_id, model=model, layout=layout, time_compensation=time_compensation
+        )
+        self._schedule = PeriodicSchedule(interval)
+
+    def update(
+        self, now: float, state: KinematicState, *, observer_distance: float | None = None
+    ) -> Update | None:
+        """Return an update when the send interval has elapsed at ``now`` (s), else ``None``.
+
+        Args:
+            now: Local time (s).
+            state: The true state; ``state.t`` in server time (s).
+            observer_distance: Unused (fixed-rate model).
+
+        Returns:
+            The update to send, or ``None``.
+        """
+        self._state = state
+        if not self._schedule.due(now):
+            return None
+        return self._emit(now, state, TriggerReason.PERIODIC)
+
+
+class Receiver(_Endpoint, ABC):
     """The receiving half of a display model: decodes payloads and places the entity each frame.
 
     Args:
@@ -238,22 +357,14 @@ class Receiver(ABC):
         self, *, entity_id: int, model: ModelCode, layout: UpdateLayout, time_compensation: bool
     ) -> None:
         """Create a receiver with nothing received yet."""
-        if not 0 <= entity_id <= 255:
-            raise LocalProtocolError(f"entity_id must be in [0, 255], got {entity_id}")
-        self.entity_id = entity_id
-        self._model = model
-        self._layout = layout
-        self._time_compensation = time_compensation
+        super().__init__(
+            entity_id=entity_id, model=model, layout=layout, time_compensation=time_compensation
+        )
         self._applied = 0
         self._dropped: Counter[DropReason] = Counter()
         self.rtt: float | None = None
         self.jitter: float | None = None
         self.loss: float | None = None
-
-    @property
-    def payload_size(self) -> int:
-        """Return the update payload size (bytes)."""
-        return self._layout.size
 
     def statistics(self) -> ReceiverStatistics:
         """Return the applied and dropped counters."""

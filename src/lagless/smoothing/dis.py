@@ -31,15 +31,14 @@ from lagless.errors import ConfigError
 from lagless.smoothing.base import (
     DropReason,
     Receiver,
-    Sender,
-    Update,
+    ThresholdSender,
     check_time_compensation,
     compensated_age,
 )
 from lagless.smoothing.codec import DecodedUpdate, ModelCode, UpdateLayout
 from lagless.smoothing.convergence import ConvergenceConfig, create_convergence
 from lagless.smoothing.state import DR_ORDERS, DisplayState, KinematicState, extrapolate
-from lagless.smoothing.thresholds import ThresholdConfig, ThresholdTrigger
+from lagless.smoothing.thresholds import ThresholdConfig
 
 __all__ = ["DeadReckoningTrack", "DisConfig", "DisReceiver", "DisSender", "dis_layout"]
 
@@ -121,7 +120,7 @@ class DeadReckoningTrack:
         )
 
 
-class DisSender(Sender):
+class DisSender(ThresholdSender):
     """DIS-DR sender: runs the ghost and sends when a threshold or trigger fires.
 
     Args:
@@ -137,9 +136,9 @@ class DisSender(Sender):
             model=_CODES[config.order],
             layout=layout,
             time_compensation=config.time_compensation,
+            thresholds=config.thresholds,
         )
         self.config = config
-        self._trigger = ThresholdTrigger(config.thresholds)
         self._ghost: KinematicState | None = None
 
     def ghost(self, t: float) -> KinematicState | None:
@@ -150,29 +149,11 @@ class DisSender(Sender):
             self._ghost, t - self._ghost.t, order=self.config.order, rotate=self.config.rotate
         )
 
-    def update(
-        self, now: float, state: KinematicState, *, observer_distance: float | None = None
-    ) -> Update | None:
-        """Take this frame's true state; return an update if a threshold or trigger fires.
+    def _ghost_state(self, t: float) -> KinematicState | None:
+        return self.ghost(t)
 
-        Args:
-            now: Local time (s).
-            state: The true state; ``state.t`` in server time (s).
-            observer_distance: Distance (m) to the nearest observer (sensitive region).
-
-        Returns:
-            The update to send, or ``None``.
-        """
-        reason = self._trigger.check(
-            now, state, self.ghost(state.t), observer_distance=observer_distance
-        )
-        self._state = state
-        if reason is None:
-            return None
-        update = self._emit(now, state, reason)
-        self._ghost = update.state
-        self._trigger.sent(now)
-        return update
+    def _record(self, sent: KinematicState) -> None:
+        self._ghost = sent
 
 
 class DisReceiver(Receiver):

@@ -38,11 +38,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from lagless.errors import ConfigError
-from lagless.smoothing.base import DropReason, PeriodicSchedule, Receiver, Sender, Update
+from lagless.smoothing.base import DropReason, PeriodicSender, Receiver
 from lagless.smoothing.codec import DecodedUpdate, ModelCode, UpdateLayout
 from lagless.smoothing.convergence import hermite
 from lagless.smoothing.state import DisplayState, KinematicState, blend_heading
-from lagless.smoothing.thresholds import TriggerReason
 
 __all__ = [
     "HERMITE_LAYOUT",
@@ -155,7 +154,7 @@ class HermiteNode:
         return self._blend is not None
 
 
-class HermiteSender(Sender):
+class HermiteSender(PeriodicSender):
     """Sends position, velocity, orientation and timestamp every ``update_interval`` (20 Hz).
 
     Args:
@@ -170,27 +169,9 @@ class HermiteSender(Sender):
             model=ModelCode.HERMITE,
             layout=HERMITE_LAYOUT,
             time_compensation=True,
+            interval=config.update_interval,
         )
         self.config = config
-        self._schedule = PeriodicSchedule(config.update_interval)
-
-    def update(
-        self, now: float, state: KinematicState, *, observer_distance: float | None = None
-    ) -> Update | None:
-        """Return a snapshot when the interval has elapsed at ``now`` (s), else ``None``.
-
-        Args:
-            now: Local time (s).
-            state: The true state; ``state.t`` in server time (s).
-            observer_distance: Unused (fixed-rate model).
-
-        Returns:
-            The update to send, or ``None``.
-        """
-        self._state = state
-        if not self._schedule.due(now):
-            return None
-        return self._emit(now, state, TriggerReason.PERIODIC)
 
 
 class HermiteReceiver(Receiver):

@@ -31,10 +31,9 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from lagless.errors import ConfigError
-from lagless.smoothing.base import DropReason, PeriodicSchedule, Receiver, Sender, Update
+from lagless.smoothing.base import DropReason, PeriodicSender, Receiver
 from lagless.smoothing.codec import DecodedUpdate, ModelCode, UpdateLayout
 from lagless.smoothing.state import DisplayState, KinematicState, blend_heading
-from lagless.smoothing.thresholds import TriggerReason
 
 __all__ = [
     "INTERPOLATION_LAYOUT",
@@ -84,7 +83,7 @@ class InterpolationConfig:
         return INTERPOLATION_LAYOUT.size
 
 
-class InterpolationSender(Sender):
+class InterpolationSender(PeriodicSender):
     """Sends position, orientation and timestamp every ``update_interval``.
 
     Args:
@@ -99,27 +98,9 @@ class InterpolationSender(Sender):
             model=ModelCode.INTERPOLATION,
             layout=INTERPOLATION_LAYOUT,
             time_compensation=True,
+            interval=config.update_interval,
         )
         self.config = config
-        self._schedule = PeriodicSchedule(config.update_interval)
-
-    def update(
-        self, now: float, state: KinematicState, *, observer_distance: float | None = None
-    ) -> Update | None:
-        """Return an update when the send interval has elapsed at ``now`` (s), else ``None``.
-
-        Args:
-            now: Local time (s).
-            state: The true state; ``state.t`` in server time (s).
-            observer_distance: Unused (fixed-rate model).
-
-        Returns:
-            The update to send, or ``None``.
-        """
-        self._state = state
-        if not self._schedule.due(now):
-            return None
-        return self._emit(now, state, TriggerReason.PERIODIC)
 
 
 class InterpolationReceiver(Receiver):

@@ -38,8 +38,7 @@ from lagless.errors import ConfigError
 from lagless.smoothing.base import (
     DropReason,
     Receiver,
-    Sender,
-    Update,
+    ThresholdSender,
     check_time_compensation,
     compensated_age,
 )
@@ -56,7 +55,7 @@ from lagless.smoothing.state import (
     angle_difference,
     wrap_angle,
 )
-from lagless.smoothing.thresholds import ThresholdConfig, ThresholdTrigger
+from lagless.smoothing.thresholds import ThresholdConfig
 
 __all__ = [
     "PHB_LAYOUT",
@@ -238,7 +237,7 @@ def _track_points(
     return kind, history[-3:]
 
 
-class PhbSender(Sender):
+class PhbSender(ThresholdSender):
     """PHB-DR sender: ghost = the receiver's tracking curve without latency.
 
     Args:
@@ -253,9 +252,9 @@ class PhbSender(Sender):
             model=ModelCode.PHB,
             layout=PHB_LAYOUT,
             time_compensation=config.time_compensation,
+            thresholds=config.thresholds,
         )
         self.config = config
-        self._trigger = ThresholdTrigger(config.thresholds)
         self._sent: deque[KinematicState] = deque(maxlen=_HISTORY)
 
     def ghost(self, t: float) -> DisplayState | None:
@@ -268,33 +267,14 @@ class PhbSender(Sender):
         track = PhbTrack(points, last.t, last.t + self.config.position_time, self.config.rotate)
         return track.at(t)
 
-    def update(
-        self, now: float, state: KinematicState, *, observer_distance: float | None = None
-    ) -> Update | None:
-        """Take this frame's true state; return an update if a threshold or trigger fires.
-
-        Args:
-            now: Local time (s).
-            state: The true state; ``state.t`` in server time (s), strictly increasing.
-            observer_distance: Distance (m) to the nearest observer (sensitive region).
-
-        Returns:
-            The update to send, or ``None``.
-        """
-        ghost = self.ghost(state.t)
-        ghost_state = (
-            None
-            if ghost is None
-            else KinematicState(t=state.t, x=ghost.x, y=ghost.y, heading=ghost.heading)
-        )
-        reason = self._trigger.check(now, state, ghost_state, observer_distance=observer_distance)
-        self._state = state
-        if reason is None:
+    def _ghost_state(self, t: float) -> KinematicState | None:
+        ghost = self.ghost(t)
+        if ghost is None:
             return None
-        update = self._emit(now, state, reason)
-        self._sent.append(update.state)
-        self._trigger.sent(now)
-        return update
+        return KinematicState(t=t, x=ghost.x, y=ghost.y, heading=ghost.heading)
+
+    def _record(self, sent: KinematicState) -> None:
+        self._sent.append(sent)
 
 
 class PhbReceiver(Receiver):

@@ -92,6 +92,18 @@ def _thresholds(params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _model(
+    name: str, config: Any, sender: Callable[..., Sender], receiver: Callable[..., Receiver]
+) -> DisplayModel:
+    return DisplayModel(
+        name=name,
+        config=config,
+        payload_size=config.payload_size,
+        sender_factory=lambda eid: sender(config, entity_id=eid),
+        receiver_factory=lambda eid: receiver(config, entity_id=eid),
+    )
+
+
 def _dis(order: int) -> Callable[..., DisplayModel]:
     def factory(**params: Any) -> DisplayModel:
         if "order" in params:
@@ -103,13 +115,7 @@ def _dis(order: int) -> Callable[..., DisplayModel]:
             conv = ConvergenceConfig(kind=conv, **times)
         thresholds = direct.pop("thresholds", None) or ThresholdConfig(**_thresholds(params))
         config = DisConfig(order=order, thresholds=thresholds, convergence=conv, **direct)
-        return DisplayModel(
-            name=f"dis{order}",
-            config=config,
-            payload_size=config.payload_size,
-            sender_factory=lambda eid: DisSender(config, entity_id=eid),
-            receiver_factory=lambda eid: DisReceiver(config, entity_id=eid),
-        )
+        return _model(f"dis{order}", config, DisSender, DisReceiver)
 
     return factory
 
@@ -117,47 +123,16 @@ def _dis(order: int) -> Callable[..., DisplayModel]:
 def _phb(**params: Any) -> DisplayModel:
     direct = _split(params, PhbConfig, _THRESHOLD_SHORTCUTS)
     thresholds = direct.pop("thresholds", None) or ThresholdConfig(**_thresholds(params))
-    config = PhbConfig(thresholds=thresholds, **direct)
-    return DisplayModel(
-        name="phb",
-        config=config,
-        payload_size=config.payload_size,
-        sender_factory=lambda eid: PhbSender(config, entity_id=eid),
-        receiver_factory=lambda eid: PhbReceiver(config, entity_id=eid),
-    )
+    return _model("phb", PhbConfig(thresholds=thresholds, **direct), PhbSender, PhbReceiver)
 
 
-def _interpolation(**params: Any) -> DisplayModel:
-    config = InterpolationConfig(**_split(params, InterpolationConfig, ()))
-    return DisplayModel(
-        name="interpolation",
-        config=config,
-        payload_size=config.payload_size,
-        sender_factory=lambda eid: InterpolationSender(config, entity_id=eid),
-        receiver_factory=lambda eid: InterpolationReceiver(config, entity_id=eid),
-    )
+def _periodic(
+    name: str, cls: type, sender: Callable[..., Sender], receiver: Callable[..., Receiver]
+) -> Callable[..., DisplayModel]:
+    def factory(**params: Any) -> DisplayModel:
+        return _model(name, cls(**_split(params, cls, ())), sender, receiver)
 
-
-def _hermite(**params: Any) -> DisplayModel:
-    config = HermiteConfig(**_split(params, HermiteConfig, ()))
-    return DisplayModel(
-        name="hermite",
-        config=config,
-        payload_size=config.payload_size,
-        sender_factory=lambda eid: HermiteSender(config, entity_id=eid),
-        receiver_factory=lambda eid: HermiteReceiver(config, entity_id=eid),
-    )
-
-
-def _x4(**params: Any) -> DisplayModel:
-    config = X4Config(**_split(params, X4Config, ()))
-    return DisplayModel(
-        name="x4",
-        config=config,
-        payload_size=config.payload_size,
-        sender_factory=lambda eid: X4Sender(config, entity_id=eid),
-        receiver_factory=lambda eid: X4Receiver(config, entity_id=eid),
-    )
+    return factory
 
 
 _REGISTRY: dict[str, Callable[..., DisplayModel]] = {
@@ -165,9 +140,11 @@ _REGISTRY: dict[str, Callable[..., DisplayModel]] = {
     "dis1": _dis(1),
     "dis2": _dis(2),
     "phb": _phb,
-    "interpolation": _interpolation,
-    "hermite": _hermite,
-    "x4": _x4,
+    "interpolation": _periodic(
+        "interpolation", InterpolationConfig, InterpolationSender, InterpolationReceiver
+    ),
+    "hermite": _periodic("hermite", HermiteConfig, HermiteSender, HermiteReceiver),
+    "x4": _periodic("x4", X4Config, X4Sender, X4Receiver),
 }
 
 

@@ -32,10 +32,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from lagless.errors import ConfigError
-from lagless.smoothing.base import DropReason, PeriodicSchedule, Receiver, Sender, Update
+from lagless.smoothing.base import DropReason, PeriodicSender, Receiver
 from lagless.smoothing.codec import DecodedUpdate, ModelCode, UpdateLayout
 from lagless.smoothing.state import DisplayState, KinematicState, angle_difference, wrap_angle
-from lagless.smoothing.thresholds import TriggerReason
 
 __all__ = ["X4_LAYOUT", "X4Config", "X4Path", "X4Receiver", "X4Sender"]
 
@@ -136,7 +135,7 @@ class X4Path:
         )
 
 
-class X4Sender(Sender):
+class X4Sender(PeriodicSender):
     """Replicates the full state every ``update_interval`` (ZoidCom-style fixed rate).
 
     Args:
@@ -147,28 +146,13 @@ class X4Sender(Sender):
     def __init__(self, config: X4Config, *, entity_id: int = 0) -> None:
         """Create a sender whose first update is due at once."""
         super().__init__(
-            entity_id=entity_id, model=ModelCode.X4, layout=X4_LAYOUT, time_compensation=False
+            entity_id=entity_id,
+            model=ModelCode.X4,
+            layout=X4_LAYOUT,
+            time_compensation=False,
+            interval=config.update_interval,
         )
         self.config = config
-        self._schedule = PeriodicSchedule(config.update_interval)
-
-    def update(
-        self, now: float, state: KinematicState, *, observer_distance: float | None = None
-    ) -> Update | None:
-        """Return an update when the interval has elapsed at ``now`` (s), else ``None``.
-
-        Args:
-            now: Local time (s).
-            state: The true state.
-            observer_distance: Unused (fixed-rate model).
-
-        Returns:
-            The update to send, or ``None``.
-        """
-        self._state = state
-        if not self._schedule.due(now):
-            return None
-        return self._emit(now, state, TriggerReason.PERIODIC)
 
 
 class X4Receiver(Receiver):

@@ -94,3 +94,54 @@ def test_references_hold_thesis_numbers(results: dict[str, dict[str, object]]) -
     shooter = results["realtime/shooter"]["reference"]
     assert shooter["umts_model3_error_px_max"] == 19.65  # type: ignore[index]
     assert "umts_model3_error_px_max" in results["realtime/shooter"]["metrics"]  # type: ignore[operator]
+
+
+def test_adaptive_runs_table(results: dict[str, dict[str, object]]) -> None:
+    result = results["realtime/adaptive"]
+    rows = result["tables"]["runs"]  # type: ignore[index]
+    comparison = result["tables"]["comparison"]  # type: ignore[index]
+    metrics = result["metrics"]
+    assert {(r["genre"], r["profile"]) for r in comparison} == {
+        ("sports", "umts"),
+        ("simulation", "umts"),
+    }
+    for entry in comparison:
+        cells = [
+            r for r in rows if (r["genre"], r["profile"]) == (entry["genre"], entry["profile"])
+        ]
+        assert sorted(r["role"] for r in cells) == ["adaptive", "best", "recommended"]
+        by_role = {r["role"]: r for r in cells}
+        best, rec = by_role["best"], by_role["recommended"]
+        # "best" is no rougher than the recommendation and at most its error, on both recordings.
+        assert best["error_px_avg"] <= rec["error_px_avg"]
+        assert best["jumps"] <= rec["jumps"]
+        assert best["heldout_error_px_avg"] <= rec["heldout_error_px_avg"]
+        for role, row in by_role.items():
+            assert row["adaptive_vs_this_error_ratio"] == pytest.approx(
+                by_role["adaptive"]["error_px_avg"] / row["error_px_avg"]
+            )
+            assert entry[f"{role}_error_px_avg"] == row["error_px_avg"]
+            assert entry[f"heldout_{role}_error_px_avg"] == row["heldout_error_px_avg"]
+            assert row["heldout_error_px_avg"] != row["error_px_avg"]  # another recording
+        assert entry["adaptive_vs_best_error_ratio"] == pytest.approx(
+            entry["adaptive_error_px_avg"] / entry["best_error_px_avg"]
+        )
+    assert metrics["adaptive_vs_best_error_ratio_max"] == pytest.approx(
+        max(e["adaptive_vs_best_error_ratio"] for e in comparison)
+    )
+    assert metrics["heldout_adaptive_vs_best_error_ratio_max"] == pytest.approx(
+        max(e["heldout_adaptive_vs_best_error_ratio"] for e in comparison)
+    )
+    # Simulation at UMTS: 2nd-order DR with blending beats the thesis's DIS1 recommendation
+    # by far on both recordings (about 0.45 of its error in the full and quick runs).
+    simulation = next(e for e in comparison if e["genre"] == "simulation")
+    assert simulation["adaptive_vs_recommended_error_ratio"] < 0.7
+    assert simulation["heldout_adaptive_vs_recommended_error_ratio"] < 0.7
+    assert metrics["adaptive_vs_recommended_error_ratio_max"] == pytest.approx(
+        max(
+            e[f"{k}adaptive_vs_recommended_error_ratio"]
+            for e in comparison
+            for k in ("", "heldout_")
+        )
+    )
+    assert len(result["tables"]["all_runs"]) == 2 * 2 * (21 + 2)  # type: ignore[index]

@@ -209,8 +209,6 @@ class GenreSetup:
     """Position convergence time of the genre's sweeps, s."""
     heading_time: float
     """Orientation convergence time, s."""
-    inertia: float
-    """0 agile ... 1 inert, for the adaptive policy."""
     recommended: Mapping[str, ModelConfig]
     """The thesis's recommended configuration per profile name."""
     thesis_models: Mapping[str, ModelConfig]
@@ -247,7 +245,6 @@ GENRE_SETUPS: Final[Mapping[str, GenreSetup]] = types.MappingProxyType(
             genre="sports",
             position_time=0.1,
             heading_time=0.1,
-            inertia=0.25,
             recommended={"umts": _dis1_tc(0.2, 0.1, 0.1, head_thr=45.0)},
             thesis_models={},
         ),
@@ -255,7 +252,6 @@ GENRE_SETUPS: Final[Mapping[str, GenreSetup]] = types.MappingProxyType(
             genre="simulation",
             position_time=0.3,
             heading_time=0.1,
-            inertia=1.0,
             recommended={
                 "umts": _dis1_tc(0.4, 0.3, 0.1),
                 "gprs": _dis1_tc(0.6, 0.25, 0.25),
@@ -266,7 +262,6 @@ GENRE_SETUPS: Final[Mapping[str, GenreSetup]] = types.MappingProxyType(
             genre="shooter",
             position_time=0.125,
             heading_time=0.125,
-            inertia=0.1,
             recommended={"umts": _dis1_tc(0.1, 0.125, 0.125)},
             thesis_models={
                 "model1": _dis(2, "linear", None, 0.125, 0.125),
@@ -278,7 +273,6 @@ GENRE_SETUPS: Final[Mapping[str, GenreSetup]] = types.MappingProxyType(
             genre="arcade",
             position_time=0.1,
             heading_time=0.001,
-            inertia=0.0,
             recommended={"umts": _dis1_tc(0.1, 0.1, 0.001)},
             thesis_models={
                 "dis2_notc": _dis(2, "linear", None, 0.1, 0.001),
