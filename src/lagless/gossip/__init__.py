@@ -26,6 +26,18 @@ from lagless.gossip.events import JoinRejected as JoinRejected
 from lagless.gossip.events import LeaveReason as LeaveReason
 from lagless.gossip.events import PeerJoined as PeerJoined
 from lagless.gossip.events import PeerLeft as PeerLeft
+from lagless.gossip.lobby import GameClosed as GameClosed
+from lagless.gossip.lobby import GameInfoReceived as GameInfoReceived
+from lagless.gossip.lobby import GameOpened as GameOpened
+from lagless.gossip.lobby import GamesListed as GamesListed
+from lagless.gossip.lobby import Lobby as Lobby
+from lagless.gossip.lobby import LobbyClient as LobbyClient
+from lagless.gossip.lobby import LobbyClientConfig as LobbyClientConfig
+from lagless.gossip.lobby import LobbyClientStatistics as LobbyClientStatistics
+from lagless.gossip.lobby import LobbyConfig as LobbyConfig
+from lagless.gossip.lobby import LobbyDropReason as LobbyDropReason
+from lagless.gossip.lobby import LobbyStatistics as LobbyStatistics
+from lagless.gossip.lobby import LobbyUnreachable as LobbyUnreachable
 from lagless.gossip.messages import MAX_CONTACTS as MAX_CONTACTS
 from lagless.gossip.messages import MAX_GAMES as MAX_GAMES
 from lagless.gossip.messages import MAX_INTERACTIONS as MAX_INTERACTIONS
@@ -92,9 +104,13 @@ __all__ = [
     "AvatarUpdated",
     "DropReason",
     "ExtraInfoRequest",
+    "GameClosed",
     "GameEntry",
     "GameInfo",
+    "GameInfoReceived",
+    "GameOpened",
     "GamesList",
+    "GamesListed",
     "GossipConfig",
     "GossipEvent",
     "GossipPeer",
@@ -115,6 +131,14 @@ __all__ = [
     "JoinRequest",
     "Leave",
     "LeaveReason",
+    "Lobby",
+    "LobbyClient",
+    "LobbyClientConfig",
+    "LobbyClientStatistics",
+    "LobbyConfig",
+    "LobbyDropReason",
+    "LobbyStatistics",
+    "LobbyUnreachable",
     "MessageType",
     "Packet",
     "Payload",
