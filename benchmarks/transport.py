@@ -7,12 +7,10 @@ acks, keep-alives and clock sync, once in bulk (the throughput run) and once at 
 per tick), and (4) for lagless alone the sans-I/O cost per message with no sockets: two
 `Connection` objects, and a `Server` and `Client` (netcode + ChaCha20-Poly1305) shuttled in memory.
 
-Stacks: "lagless" is the default configuration (pacing 60 packets/s, burst 32: what a game gets);
-"lagless 1 kHz" lifts pacing to its configuration maximum (1000 packets/s, burst kept at 32) to
-show the CPU-bound ceiling. Each lagless stack measures one connection after waiting for both
-ends to leave the congestion controller's initial BAD mode (15 packets/s for the first ~4 s), so
-the numbers are steady state. A burst above 32 is avoided on purpose: a receiver acknowledges only
-the newest 33 packets per payload, so a larger burst is partly declared lost and resent. Both
+Stacks: "lagless" is the default configuration (AIMD pacing from 60 packets/s, burst 32: what a
+game gets); "lagless 1 kHz" starts pacing at 1000 packets/s to show the CPU-bound ceiling. Each
+lagless stack measures one connection once both ends report GOOD congestion mode (they start in
+it since the AIMD change; the wait guards against a BAD drop during the handshake). Both
 are secure (connect token, per-packet AEAD) and driven by `lagless.io.endpoint.open_endpoint`
 on the stock asyncio loop. ENet has no encryption; it runs the usual game loop of
 ``host.service(0)`` on both hosts in one thread (busy polling, so its RTT has no event-loop
@@ -196,7 +194,7 @@ def _lagless_wire(server_ep: AsyncEndpoint[Server], client_ep: AsyncEndpoint[Cli
 async def _lagless_warm_up(
     server_ep: AsyncEndpoint[Server], client_ep: AsyncEndpoint[Client], index: int
 ) -> None:
-    """Wait until both ends left the congestion controller's initial BAD mode (about 4 s)."""
+    """Wait until both ends report GOOD congestion mode (immediate unless the handshake hurt)."""
     deadline = time.perf_counter() + DRAIN_TIMEOUT
     while not (
         client_ep.obj.connection_statistics().congestion_mode is CongestionMode.GOOD
@@ -650,8 +648,8 @@ def main() -> None:
     console = Console(width=max(Console().width, 120))
     console.print(table)
     console.print(
-        "lagless: secure (token + ChaCha20-Poly1305), asyncio endpoints, measured after the ~4 s "
-        "congestion warm-up; ENet: no encryption, busy service(0) loop. Wire bytes include 28 B "
+        "lagless: secure (token + ChaCha20-Poly1305), asyncio endpoints, measured in GOOD "
+        "congestion mode; ENet: no encryption, busy service(0) loop. Wire bytes include 28 B "
         "IPv4+UDP header per datagram. sans-I/O rows: CPU time per message, no sockets."
     )
 

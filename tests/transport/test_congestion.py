@@ -11,6 +11,7 @@ T0 = 1000.0  # non-zero epoch: objects never assume now starts at 0
 GOOD = (0.05, 0.0)  # rtt (s), loss
 BAD_RTT = (0.4, 0.0)
 BAD_LOSS = (0.05, 0.3)
+GAFFER = CongestionConfig(initial_mode=CongestionMode.BAD)  # Gaffer on Games starts BAD
 
 
 def feed(
@@ -28,7 +29,7 @@ def feed(
 
 
 def test_starts_bad_then_recovers() -> None:
-    cc = CongestionController(now=T0)
+    cc = CongestionController(now=T0, config=GAFFER)
     assert cc.mode is CongestionMode.BAD
     assert cc.send_rate == 10.0
     assert cc.send_interval == pytest.approx(0.1)
@@ -41,7 +42,7 @@ def test_starts_bad_then_recovers() -> None:
 
 
 def test_bad_link_lowers_rate() -> None:
-    cc = CongestionController(now=T0)
+    cc = CongestionController(now=T0, config=GAFFER)
     t = feed(cc, GOOD, T0, T0 + 5.0)
     assert cc.send_rate == 30.0
     cc.on_statistics(*BAD_RTT, t)
@@ -50,14 +51,14 @@ def test_bad_link_lowers_rate() -> None:
 
 
 def test_loss_alone_makes_link_bad() -> None:
-    cc = CongestionController(now=T0)
+    cc = CongestionController(now=T0, config=GAFFER)
     t = feed(cc, GOOD, T0, T0 + 5.0)
     cc.on_statistics(*BAD_LOSS, t)
     assert cc.mode is CongestionMode.BAD
 
 
 def test_bad_sample_restarts_recovery() -> None:
-    cc = CongestionController(now=T0)
+    cc = CongestionController(now=T0, config=GAFFER)
     feed(cc, GOOD, T0, T0 + 3.0)
     cc.on_statistics(*BAD_RTT, T0 + 3.0)
     feed(cc, GOOD, T0 + 3.1, T0 + 6.5)
@@ -67,7 +68,7 @@ def test_bad_sample_restarts_recovery() -> None:
 
 
 def test_flapping_doubles_penalty() -> None:
-    cc = CongestionController(now=T0)
+    cc = CongestionController(now=T0, config=GAFFER)
     t = feed(cc, GOOD, T0, T0 + 4.1)
     assert cc.mode is CongestionMode.GOOD
     cc.on_statistics(*BAD_RTT, t + 2.0)  # bad again within 10 s of recovering
@@ -76,7 +77,9 @@ def test_flapping_doubles_penalty() -> None:
     assert cc.mode is CongestionMode.GOOD
     cc.on_statistics(*BAD_RTT, t + 1.0)
     assert cc.penalty == 16.0
-    cc2 = CongestionController(now=T0, config=CongestionConfig(max_penalty=10.0))
+    cc2 = CongestionController(
+        now=T0, config=CongestionConfig(max_penalty=10.0, initial_mode=CongestionMode.BAD)
+    )
     for k in range(5):
         feed(cc2, GOOD, T0 + 100 * k, T0 + 100 * k + 11)
         cc2.on_statistics(*BAD_RTT, T0 + 100 * k + 11.5)
@@ -84,7 +87,7 @@ def test_flapping_doubles_penalty() -> None:
 
 
 def test_penalty_halves() -> None:
-    cc = CongestionController(now=T0)
+    cc = CongestionController(now=T0, config=GAFFER)
     t = feed(cc, GOOD, T0, T0 + 4.05)
     assert cc.mode is CongestionMode.GOOD
     recovered = t - 0.1
@@ -101,8 +104,53 @@ def test_penalty_halves() -> None:
 
 
 def test_recovery_independent_of_report_rate() -> None:
-    fast = CongestionController(now=T0)
-    slow = CongestionController(now=T0)
+    fast = CongestionController(now=T0, config=GAFFER)
+    slow = CongestionController(now=T0, config=GAFFER)
     feed(fast, GOOD, T0, T0 + 4.5, step=0.01)
     feed(slow, GOOD, T0, T0 + 4.5, step=1.0)
     assert fast.mode is slow.mode is CongestionMode.GOOD
+
+
+def test_starts_good_and_drops_on_bad_measure() -> None:
+    cc = CongestionController(now=T0)
+    assert cc.mode is CongestionMode.GOOD
+    assert cc.send_rate == 30.0
+    cc.on_statistics(*BAD_RTT, T0 + 0.1)
+    assert cc.mode is CongestionMode.BAD
+    assert cc.send_rate == 10.0
+
+
+def test_rate_grows_only_while_held_back() -> None:
+    cc = CongestionController(now=T0, config=CongestionConfig(rate_increase=5.0))
+    feed(cc, GOOD, T0, T0 + 2.0)  # 40 round trips, never held back: a game tick
+    assert cc.send_rate == 30.0
+    t = T0 + 2.0
+    for _ in range(10):  # ten round trips (50 ms each, reported every 60 ms), held back
+        cc.on_held_back()
+        t += 0.06
+        cc.on_statistics(*GOOD, t)
+    assert cc.send_rate == pytest.approx(80.0)
+    for _ in range(10):  # a queue is building (SRTT far above the minimum): no increase
+        cc.on_held_back()
+        t += 0.2
+        cc.on_statistics(0.2, 0.0, t, rtt_min=0.05)
+    assert cc.send_rate == pytest.approx(80.0)
+    capped = CongestionController(now=T0, config=CongestionConfig(max_send_rate=40.0))
+    for k in range(1, 20):
+        capped.on_held_back()
+        capped.on_statistics(*GOOD, T0 + 0.06 * k)
+    assert capped.send_rate == 40.0
+
+
+def test_one_decrease_per_loss_event() -> None:
+    cc = CongestionController(now=T0, config=CongestionConfig(good_send_rate=100.0))
+    feed(cc, GOOD, T0, T0 + 1.0)
+    cc.on_loss(T0 + 0.9, T0 + 1.0)
+    assert cc.send_rate == 50.0
+    cc.on_loss(T0 + 0.95, T0 + 1.01)  # sent before the decrease: same event
+    assert cc.send_rate == 50.0
+    cc.on_loss(T0 + 1.02, T0 + 1.1)  # sent after it: a new event
+    assert cc.send_rate == 25.0
+    for k in range(10):
+        cc.on_loss(T0 + 2.0 + k, T0 + 2.0 + k)
+    assert cc.send_rate == 10.0  # floor: the bad rate

@@ -33,6 +33,9 @@ Decisions on ambiguities (spec 004 leaves the loss factor open):
   the notification but not fed to the estimator
   (``test_acks.py::test_rtt_fed_only_from_ack_field``).
   The sample includes the peer's hold time before it next sent; there is no ack-delay field.
+* Only the ack bits the previous header (with an older or equal ``ack``) did not carry are
+  looked at: a sequence it carried was resolved then, so a header costs the packets it newly
+  acknowledges, not 33 look-ups (``test_acks.py`` covers the outcomes unchanged).
 * `ReceiveResult.acked` lists what one received header newly acknowledged (for immediate use, e.g.
   RTT); the same `PacketAcked` objects are also queued for `AckTracker.poll_notifications`, which is
   the one stream with the exactly-once guarantee.
@@ -362,6 +365,8 @@ class AckTracker:
         "_in_flight",
         "_next_sequence",
         "_notifications",
+        "_peer_ack",
+        "_peer_ack_bits",
         "_received",
         "_sent",
         "rtt",
@@ -384,6 +389,8 @@ class AckTracker:
         self._ack = SEQUENCE_MODULUS - 1
         self._ack_bits = 0
         self._notifications: list[PacketAcked | PacketLost] = []
+        self._peer_ack = SEQUENCE_MODULUS - 1  # newest ack field processed, and its bits
+        self._peer_ack_bits = 0
 
     @property
     def next_sequence(self) -> int:
@@ -486,11 +493,21 @@ class AckTracker:
         if seq_diff(ack, self._next_sequence) >= 0:
             return ()  # a "future" ack: this side never sent that sequence (module doc)
         acked: list[PacketAcked] = []
-        # Oldest first: bit 31 down to bit 0, then the ack itself.
+        # Only bits the previous header did not already carry can acknowledge anything new: a
+        # sequence it carried was removed from the sent buffer then (or was not in it).
         bits = header.ack_bits
-        for n in range(ACK_BITS - 1, -1, -1):
-            if bits >> n & 1:
-                self._acknowledge(seq_add(ack, -1 - n), now, acked)
+        shift = seq_diff(ack, self._peer_ack)
+        if shift == 0:
+            bits &= ~self._peer_ack_bits
+        elif 0 < shift <= ACK_BITS:
+            bits &= ~(self._peer_ack_bits << shift | 1 << (shift - 1))
+        if shift >= 0:
+            self._peer_ack, self._peer_ack_bits = ack, header.ack_bits
+        # Oldest first: the highest set bit down to bit 0, then the ack itself.
+        while bits:
+            n = bits.bit_length() - 1
+            bits ^= 1 << n
+            self._acknowledge((ack - 1 - n) & 0xFFFF, now, acked)
         newest = self._acknowledge(ack, now, acked)
         if newest is not None:
             self.rtt.on_sample(newest.rtt)

@@ -13,11 +13,19 @@ Decisions:
   everything older than ``oldest_unacked`` was received). So receive memory per reliable channel
   is at most ``reliable_window`` unfragmented messages plus the fragment reservations
   (``test_channels.py::test_window_limits_in_flight`` and ``::test_out_of_window_is_violation``).
-* Resend: an unacked reliable message or fragment is due again ``resend_interval`` after it was
-  last sent, or at once when the packet that last carried it is reported lost. There is no
-  exponential backoff (ENet's choice in spec 000 §2.5): for games a late resend costs more than a
-  spare one, and ``CongestionController`` lowers the packet rate on a bad link instead
+* Resend: an unacked reliable message or fragment is due again ``resend_delay`` after it was
+  last sent, or at once when the packet that last carried it is reported lost. ``resend_delay``
+  is ``max(resend_interval, d)`` where the connection sets ``d = 1.25 * SRTT + 4 * jitter``, so a
+  path slower than ``resend_interval`` is not flooded with spurious resends
+  (``test_transport_costs.py::test_no_spurious_resends_when_the_round_trip_exceeds_resend_interval``).
+  There is no exponential backoff (ENet's choice in spec 000 §2.5): for games a late resend costs
+  more than a spare one, and ``CongestionController`` lowers the packet rate on a bad link instead
   (``test_channels.py::test_resend_after_interval_and_on_loss``).
+* Sending costs the records written, not the messages in flight: each channel keeps lost records,
+  never-sent records and sent records ordered by send time (= due time, the delay being the same
+  for all) in three queues, skipping stale entries lazily, so ``has_pending``,
+  ``next_resend_time`` and each record packed are amortised O(1)
+  (``test_transport_costs.py::test_packing_cost_does_not_grow_with_messages_in_flight``).
 * Unreliable channels dedupe duplicated datagrams with a window of the last ``unreliable_window``
   ids; older ids are ``STALE`` (``test_channels.py::test_unreliable_drops_duplicates``).
   Unreliable-sequenced delivers a message only if it is newer than every one delivered before
@@ -36,7 +44,6 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from lagless.transport.config import ChannelConfig, ChannelKind, MessageLayerConfig
@@ -96,6 +103,7 @@ class Outgoing:
     admitted: bool = False
     done: bool = False
     pieces: list[bytes] = field(default_factory=list)
+    record: bytes = b""  # the encoded record of an unfragmented message, cached by the packer
 
 
 class UnreliableSender:
@@ -139,17 +147,70 @@ class UnreliableSender:
         return message_id
 
 
+class _Schedule:
+    """Records of one kind (unfragmented messages or fragments) of one channel, by due time.
+
+    ``urgent`` holds records whose last carrier was lost (due at once, in loss order), ``unsent``
+    records never sent (in id order), ``inflight`` one ``(sent_at, packet_seq, msg, index)`` entry
+    per send, in send order. The resend delay is the same for every entry, so send order is due
+    order and the head is the next one due. Entries made stale by an ack, a loss or a later send
+    are skipped lazily when they reach the head, so every operation is amortised O(1).
+    """
+
+    __slots__ = ("inflight", "unsent", "urgent")
+
+    def __init__(self) -> None:
+        self.urgent: deque[tuple[Outgoing, int]] = deque()
+        self.unsent: deque[tuple[Outgoing, int]] = deque()
+        self.inflight: deque[tuple[float, int, Outgoing, int]] = deque()
+
+    def urgent_head(self) -> tuple[Outgoing, int] | None:
+        urgent = self.urgent
+        while urgent:
+            msg, index = urgent[0]
+            if not msg.done and not msg.acked[index] and msg.last_sent[index] == _NEVER:
+                return urgent[0]
+            urgent.popleft()
+        return None
+
+    def inflight_head(self) -> tuple[float, int, Outgoing, int] | None:
+        inflight = self.inflight
+        while inflight:
+            head = inflight[0]
+            msg, index = head[2], head[3]
+            if (
+                not msg.done
+                and not msg.acked[index]
+                and msg.last_seq[index] == head[1]
+                and msg.last_sent[index] == head[0]
+            ):
+                return head
+            inflight.popleft()
+        return None
+
+
 class ReliableSender:
-    """Reliable messages of one channel from ``send`` until the receiver must have them."""
+    """Reliable messages of one channel from ``send`` until the receiver must have them.
+
+    Packing reads the channel through ``peek_small`` / ``peek_fragment`` and ``take``: the cost
+    of a packet is the records it carries, not the messages in flight.
+    """
 
     __slots__ = (
+        "_current",
         "_delivered",
         "_fragmenter",
+        "_fragments",
+        "_held",
+        "_peeked",
+        "_small",
+        "_waiting",
         "channel",
         "config",
         "layer",
         "next_id",
         "queue",
+        "resend_delay",
         "reserve",
     )
 
@@ -179,17 +240,35 @@ class ReliableSender:
         """Shared admitted-reservation counter (bytes)."""
         self.next_id = 0
         """Id the next ``send`` returns."""
-        self.queue: dict[int, Outgoing] = {}
-        """Messages from the oldest unacked one on, by id, in send order."""
+        self.queue: deque[Outgoing] = deque()
+        """Messages from the oldest unacked one on, in send (id) order."""
+        self.resend_delay = self.config.resend_interval
+        """Seconds after its last send an unacked record is due again (``set_resend_delay``)."""
         self._delivered = delivered
         self._fragmenter = Fragmenter(
             fragment_size=layer.fragment_size, max_fragments=layer.max_fragments
+        )
+        self._small = _Schedule()
+        self._fragments = _Schedule()
+        self._waiting: deque[Outgoing] = deque()  # fragmented messages not admitted yet
+        self._current: Outgoing | None = None  # the admitted fragmented message not yet done
+        self._held = 0  # messages of this channel holding a reservation
+        self._peeked: deque[tuple[Outgoing, int]] | deque[tuple[float, int, Outgoing, int]] = (
+            self._small.unsent
         )
 
     @property
     def oldest(self) -> int:
         """Id of the oldest message not yet acked (``next_id`` when none)."""
-        return next(iter(self.queue), self.next_id)
+        return self.queue[0].message_id if self.queue else self.next_id
+
+    def set_resend_delay(self, seconds: float) -> None:
+        """Set the resend delay to ``max(resend_interval, seconds)``.
+
+        Args:
+            seconds: Delay the connection derives from its RTT estimate (seconds).
+        """
+        self.resend_delay = max(self.config.resend_interval, seconds)
 
     def send(self, payload: bytes) -> int:
         """Queue ``payload`` for reliable delivery.
@@ -213,7 +292,7 @@ class ReliableSender:
         count = self._fragmenter.count(len(payload))
         fragmented = count > 1
         pieces = [self._fragmenter.fragment(payload, i) for i in range(count)] if fragmented else []
-        self.queue[message_id] = Outgoing(
+        msg = Outgoing(
             channel=self.channel,
             message_id=message_id,
             payload=payload,
@@ -224,76 +303,91 @@ class ReliableSender:
             last_seq=[-1] * count,
             pieces=pieces,
         )
+        self.queue.append(msg)
+        if fragmented:
+            self._waiting.append(msg)
+        else:
+            self._small.unsent.append((msg, 0))
         return message_id
 
-    def _window(self) -> Iterator[Outgoing]:
-        oldest = self.oldest
-        window = self.layer.reliable_window
-        for msg in self.queue.values():
-            if seq_diff(msg.message_id, oldest) >= window:
-                return
-            if not msg.done:
-                yield msg
+    def _in_window(self, msg: Outgoing) -> bool:
+        # a queued message is never older than ``oldest``, so the masked difference is seq_diff
+        oldest = self.queue[0].message_id
+        return (msg.message_id - oldest) & 0xFFFF < self.layer.reliable_window
 
-    def small(self, now: float) -> Iterator[Outgoing]:
-        """Yield unfragmented messages due for (re)sending at ``now``, oldest first.
+    def _peek(self, schedule: _Schedule, now: float, *, fresh: bool) -> tuple[Outgoing, int] | None:
+        head = schedule.urgent_head()
+        if head is not None:
+            self._peeked = schedule.urgent
+            return head
+        sent = schedule.inflight_head()
+        if sent is not None and sent[0] + self.resend_delay <= now:
+            self._peeked = schedule.inflight
+            return sent[2], sent[3]
+        if schedule.unsent and (not fresh or self._in_window(schedule.unsent[0][0])):
+            self._peeked = schedule.unsent
+            return schedule.unsent[0]
+        return None
+
+    def peek_small(self, now: float) -> Outgoing | None:
+        """Return the unfragmented message to write next at ``now``, or None.
+
+        Lost ones come first, then resends in due order, then new messages within the window.
 
         Args:
             now: Current time (seconds).
 
-        Yields:
-            Messages the packer may write (then it calls ``sent``).
+        Returns:
+            The message; the packer writes it and calls ``take``, or stops.
         """
-        interval = self.config.resend_interval
-        for msg in self._window():
-            if not msg.fragmented and msg.last_sent[0] + interval <= now:
-                yield msg
+        head = self._peek(self._small, now, fresh=True)
+        return None if head is None else head[0]
+
+    @property
+    def has_fragments(self) -> bool:
+        """True while a fragmented message is queued (admitted or waiting)."""
+        return self._current is not None or bool(self._waiting)
 
     def _admissible(self, msg: Outgoing) -> bool:
-        for other in self.queue.values():
-            if other is msg:
-                break
-            if other.reserved:
-                return False
+        if self._held or not self._in_window(msg):
+            return False
         need = self.layer.reservation(len(msg.payload))
         return self.reserve[0] + need <= self.layer.reassembly_memory_limit
 
-    def fragments(self, now: float, *, admit: bool = True) -> Iterator[tuple[Outgoing, int]]:
-        """Yield ``(message, fragment_index)`` due at ``now`` of the admitted fragmented message.
+    def peek_fragment(self, now: float, *, admit: bool = True) -> tuple[Outgoing, int] | None:
+        """Return ``(message, fragment_index)`` to write next at ``now``, or None.
 
-        At most one fragmented message per channel is admitted at a time; admitting one adds
-        its reservation to the shared counter.
+        At most one fragmented message per channel is admitted at a time (the oldest one), and
+        only while no earlier message of the channel holds a reservation; admitting one adds its
+        reservation to the shared counter.
 
         Args:
             now: Current time (seconds).
             admit: Admit the next fragmented message if allowed (``False`` only looks).
 
-        Yields:
-            Fragments the packer may write (then it calls ``sent``).
+        Returns:
+            The fragment; the packer writes it and calls ``take``, or stops.
         """
-        interval = self.config.resend_interval
-        for msg in self._window():
-            if not msg.fragmented:
-                continue
-            if not msg.admitted:
-                if not self._admissible(msg):
-                    return
-                if not admit:
-                    yield msg, 0
-                    return
-                msg.admitted = True
-                msg.reserved = self.layer.reservation(len(msg.payload))
-                self.reserve[0] += msg.reserved
-            for index in range(msg.count):
-                if not msg.acked[index] and msg.last_sent[index] + interval <= now:
-                    yield msg, index
-            return
+        if self._current is None:
+            if not self._waiting or not self._admissible(self._waiting[0]):
+                return None
+            msg = self._waiting[0]
+            if not admit:
+                return msg, 0
+            self._waiting.popleft()
+            msg.admitted = True
+            msg.reserved = self.layer.reservation(len(msg.payload))
+            self.reserve[0] += msg.reserved
+            self._held += 1
+            self._current = msg
+            self._fragments.unsent.extend((msg, i) for i in range(msg.count))
+        return self._peek(self._fragments, now, fresh=False)
 
-    def sent(self, msg: Outgoing, index: int, packet_seq: int, now: float) -> bool:
-        """Record that fragment ``index`` of ``msg`` rode in ``packet_seq`` at ``now``.
+    def take(self, msg: Outgoing, index: int, packet_seq: int, now: float) -> bool:
+        """Record that the record just peeked rode in ``packet_seq`` at ``now``.
 
         Args:
-            msg: The message.
+            msg: The message ``peek_small`` / ``peek_fragment`` returned.
             index: Fragment index (0 when unfragmented).
             packet_seq: Packet sequence number.
             now: Current time (seconds).
@@ -301,10 +395,13 @@ class ReliableSender:
         Returns:
             True when this was a resend.
         """
+        self._peeked.popleft()
         resend = msg.last_seq[index] != -1
         msg.last_sent[index] = now
         msg.last_seq[index] = packet_seq
         msg.sends += 1
+        schedule = self._fragments if msg.fragmented else self._small
+        schedule.inflight.append((now, packet_seq, msg, index))
         return resend
 
     def acked(self, msg: Outgoing, index: int) -> None:
@@ -321,19 +418,20 @@ class ReliableSender:
         if msg.acked_count < msg.count:
             return
         msg.done = True
+        if msg is self._current:
+            self._current = None
         self._delivered.append(DeliveredMessage(channel=self.channel, message_id=msg.message_id))
         if self.config.kind is ChannelKind.RELIABLE_UNORDERED:
             self._release(msg)
-        while self.queue:
-            first = next(iter(self.queue.values()))
-            if not first.done:
-                break
-            del self.queue[first.message_id]
-            self._release(first)
+        queue = self.queue
+        while queue and queue[0].done:
+            self._release(queue.popleft())
 
     def _release(self, msg: Outgoing) -> None:
-        self.reserve[0] -= msg.reserved
-        msg.reserved = 0
+        if msg.reserved:
+            self.reserve[0] -= msg.reserved
+            self._held -= 1
+            msg.reserved = 0
 
     def lost(self, msg: Outgoing, index: int, packet_seq: int) -> None:
         """Make fragment ``index`` due at once if ``packet_seq`` was the last packet carrying it.
@@ -343,31 +441,34 @@ class ReliableSender:
             index: Fragment index.
             packet_seq: The lost packet's sequence number.
         """
-        if not msg.done and not msg.acked[index] and msg.last_seq[index] == packet_seq:
+        if (
+            not msg.done
+            and not msg.acked[index]
+            and msg.last_seq[index] == packet_seq
+            and msg.last_sent[index] != _NEVER
+        ):
             msg.last_sent[index] = _NEVER
+            schedule = self._fragments if msg.fragmented else self._small
+            schedule.urgent.append((msg, index))
 
     def has_pending(self, now: float) -> bool:
-        """Return True when something could be written at ``now``.
+        """Return True when something could be written at ``now`` (amortised O(1)).
 
         Args:
             now: Current time (seconds).
         """
-        return next(self.small(now), None) is not None or (
-            next(self.fragments(now, admit=False), None) is not None
-        )
+        if self._peek(self._small, now, fresh=True) is not None:
+            return True
+        return self.has_fragments and self.peek_fragment(now, admit=False) is not None
 
     def next_resend_time(self) -> float | None:
-        """Return the earliest time (seconds) a sent, unacked fragment becomes due, or None."""
+        """Return the earliest time (seconds) a sent, unacked record becomes due, or None."""
         best: float | None = None
-        interval = self.config.resend_interval
-        for msg in self._window():
-            if msg.fragmented and not msg.admitted:
-                continue
-            for index in range(msg.count):
-                sent = msg.last_sent[index]
-                if not msg.acked[index] and sent != _NEVER:
-                    due = sent + interval
-                    best = due if best is None or due < best else best
+        for schedule in (self._small, self._fragments):
+            head = schedule.inflight_head()
+            if head is not None:
+                due = head[0] + self.resend_delay
+                best = due if best is None or due < best else best
         return best
 
 

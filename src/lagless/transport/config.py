@@ -39,6 +39,7 @@ __all__ = [
     "ChannelConfig",
     "ChannelKind",
     "CongestionConfig",
+    "CongestionMode",
     "MessageLayerConfig",
 ]
 
@@ -91,7 +92,9 @@ class ChannelConfig:
     (issue text) and ``MessageLayerConfig.fragment_size`` on unreliable ones."""
     resend_interval: float = 0.1
     """Minimum time before an unacked reliable message or fragment is sent again (seconds);
-    yojimbo's default message resend time. A loss notification makes it due at once."""
+    yojimbo's default message resend time. The connection raises the delay to
+    ``1.25 * SRTT + 4 * jitter`` when that is longer (``MessageLayer.set_resend_delay``); a loss
+    notification makes the record due at once."""
     send_queue_limit: int = 1024
     """Most messages queued on the channel (yojimbo's send queue size). Reliable: ``send`` raises
     ``SendQueueFull`` beyond it. Unreliable: the oldest unsent message is dropped and counted."""
@@ -252,10 +255,20 @@ class MessageLayerConfig:
         return math.ceil(size / self.fragment_size) * self.fragment_size
 
 
+class CongestionMode(enum.IntEnum):
+    """Send-rate mode of ``CongestionController`` (negative = degraded, as in STYLE §6.6)."""
+
+    BAD = -1
+    """Congested link: send at ``bad_send_rate``."""
+    GOOD = 1
+    """Healthy link: send at the AIMD rate, between ``bad_send_rate`` and ``max_send_rate``."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CongestionConfig:
-    """Good/bad send-rate switch (spec 004 §2.3.4; numbers from Gaffer on Games, "Reliability and
-    Flow Control", which spec 004 cites as [12])."""
+    """Good/bad send-rate switch with AIMD inside good mode (spec 004 §2.3.4; the switch numbers
+    from Gaffer on Games, "Reliability and Flow Control", which spec 004 cites as [12]; the AIMD
+    numbers from TCP congestion avoidance, RFC 5681 §3.1, applied to a packet rate)."""
 
     good_send_rate: float = 30.0
     """Packets per second while the link is good (Hz); Gaffer's 30 packets per second."""
@@ -277,6 +290,17 @@ class CongestionConfig:
     Gaffer's 10 s."""
     good_streak: float = 10.0
     """Each such stretch of uninterrupted good mode halves the penalty (seconds); Gaffer's 10 s."""
+    initial_mode: CongestionMode = CongestionMode.GOOD
+    """Mode of a new connection. GOOD, unlike Gaffer's BAD start: a connection must not spend its
+    first ``initial_penalty`` seconds at ``bad_send_rate`` before any measurement, and a bad RTT or
+    loss still drops it to BAD as soon as it is measured (see ``lagless.transport.congestion``)."""
+    max_send_rate: float = 2000.0
+    """Ceiling of the AIMD send rate in good mode (packets per second)."""
+    rate_increase: float = 8.0
+    """Additive increase of the send rate per round trip while the sender is held back by pacing
+    (packets per second per RTT)."""
+    decrease_factor: float = 0.5
+    """Multiplicative decrease of the send rate on a loss event (TCP's one half), in (0, 1)."""
 
     def __post_init__(self) -> None:
         """Validate field ranges; raise ``ConfigError`` naming the field."""
@@ -300,3 +324,19 @@ class CongestionConfig:
         )
         _check(self.flap_window > 0.0, f"flap_window must be > 0 seconds, got {self.flap_window}")
         _check(self.good_streak > 0.0, f"good_streak must be > 0 seconds, got {self.good_streak}")
+        _check(
+            isinstance(self.initial_mode, CongestionMode),
+            f"initial_mode must be CongestionMode.GOOD or .BAD, got {self.initial_mode!r}",
+        )
+        _check(
+            self.good_send_rate <= self.max_send_rate <= 100_000.0,
+            f"max_send_rate must be in [good_send_rate, 100000] Hz, got {self.max_send_rate}",
+        )
+        _check(
+            0.0 <= self.rate_increase <= 10_000.0,
+            f"rate_increase must be in [0, 10000] Hz per RTT, got {self.rate_increase}",
+        )
+        _check(
+            0.0 < self.decrease_factor < 1.0,
+            f"decrease_factor must be in (0, 1), got {self.decrease_factor}",
+        )

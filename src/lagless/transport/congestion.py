@@ -1,18 +1,40 @@
-"""Congestion avoidance: a good/bad send-rate switch driven by RTT and loss.
+"""Congestion avoidance: a good/bad mode switch on RTT and loss, with an AIMD rate in good mode.
 
 Implements spec 004 §2.3.4 (set the send frequency dynamically; take the loss rate or the RTT
-crossing a threshold as congestion and lower the rate) and spec 000 §2.5 (ENet feature 7), with
-the binary flow control of Gaffer on Games, "Reliability and Flow Control" (spec 004 ref. [12]):
-30 packets per second when good, 10 when bad, RTT threshold 250 ms, a 4 s penalty the link must
-stay good before the rate goes back up, doubled (up to 60 s) when the link turns bad again within
-10 s of recovering, and halved (down to 1 s) after every 10 s spent in good mode.
+crossing a threshold as congestion and lower the rate), spec 000 §2.5 (ENet feature 7) and
+STANDARD.md §2.4. Two layers:
+
+* The mode switch of Gaffer on Games, "Reliability and Flow Control" (spec 004 ref. [12]): the
+  link is bad while the smoothed RTT is above ``rtt_threshold`` (250 ms) or the loss above
+  ``loss_threshold``; BAD mode sends at ``bad_send_rate``. Leaving BAD needs ``penalty`` seconds
+  of unbroken good link (4 s at first), doubled (up to 60 s) when the link turns bad again within
+  10 s of recovering, halved (down to 1 s) after every 10 s spent in good mode.
+* In GOOD mode the rate is an AIMD packet rate (TCP Reno's congestion avoidance, RFC 5681 §3.1,
+  with packets per second in place of a window): it starts at ``good_send_rate``; once per round
+  trip in which pacing held the sender back (it had a payload ready and no token), it grows by
+  ``rate_increase``; on a loss event it is multiplied by ``decrease_factor`` (one half); it stays
+  within ``[bad_send_rate, max_send_rate]``. A sender that is not held back never raises its
+  rate, so a 60 Hz game tick does not inflate it. After a BAD period it restarts at
+  ``good_send_rate``.
 
 Decisions:
 
-* The controller starts in BAD mode, as Gaffer's does: a new connection proves its link before
-  sending at the full rate (``test_congestion.py::test_starts_bad_then_recovers``).
-* Loss also counts: above ``loss_threshold`` (10 %, lagless's number; the spec gives none) the
-  link is bad (``test_congestion.py::test_loss_alone_makes_link_bad``).
+* The controller starts in ``config.initial_mode``, GOOD by default. Gaffer starts BAD so a new
+  connection proves its link first; that costs every connection ``initial_penalty`` seconds at
+  ``bad_send_rate`` (15 packets/s in a connection), and a connection that never measures an RTT
+  (no clock sync, idle) stayed BAD forever. A bad link is still caught at its first RTT or loss
+  report (``test_congestion.py::test_starts_good_and_drops_on_bad_measure``); Gaffer's BAD start
+  stays one field away (``test_congestion.py::test_starts_bad_then_recovers``).
+* A loss event halves the rate at most once per round trip: a loss counts only for a packet sent
+  after the previous decrease, since packets sent before it went out at the old rate and report
+  the same congestion (RFC 6582's recovery period)
+  (``test_congestion.py::test_one_decrease_per_loss_event``).
+* There is no slow start: its doubling overshoots a small bottleneck queue by a whole round trip
+  of packets, and the burst of loss trips the 10 % loss threshold into BAD mode. The increase is
+  per round trip, so a short path climbs fast anyway (8 packets/s per 1 ms loopback round trip
+  is 8000 packets/s per second) (``test_congestion.py::test_rate_grows_only_while_held_back``).
+* Loss also counts for the mode: above ``loss_threshold`` (10 %, lagless's number; the spec gives
+  none) the link is bad (``test_congestion.py::test_loss_alone_makes_link_bad``).
 * Time is measured between ``on_statistics`` calls with the ``now`` they carry, not accumulated
   from a fixed ``dt``, so the result does not depend on how often the connection reports; a link
   counts as good from the first good report of an unbroken run
@@ -23,29 +45,35 @@ Decisions:
 
 from __future__ import annotations
 
-import enum
+from typing import Final
 
-from lagless.transport.config import CongestionConfig
+from lagless.transport.config import CongestionConfig, CongestionMode
 
 __all__ = ["CongestionController", "CongestionMode"]
 
-
-class CongestionMode(enum.IntEnum):
-    """Send-rate mode (negative = degraded, as in STYLE §6.6)."""
-
-    BAD = -1
-    """Congested link: send at ``bad_send_rate``."""
-    GOOD = 1
-    """Healthy link: send at ``good_send_rate``."""
+QUEUE_RTT_FACTOR: Final = 1.5  # no increase while SRTT > 1.5 x min RTT + QUEUE_RTT_MARGIN:
+QUEUE_RTT_MARGIN: Final = 0.01  # seconds; a queue is building at the bottleneck
 
 
 class CongestionController:
-    """Chooses the packet send rate of one connection from its RTT and loss (sans-I/O)."""
+    """Chooses the packet send rate of one connection from its RTT, loss and backlog (sans-I/O)."""
 
-    __slots__ = ("_entered_good", "_good_since", "_streak_start", "config", "mode", "penalty")
+    __slots__ = (
+        "_entered_good",
+        "_epoch_start",
+        "_good_since",
+        "_held_back",
+        "_rate",
+        "_recovery_start",
+        "_rtt",
+        "_streak_start",
+        "config",
+        "mode",
+        "penalty",
+    )
 
     def __init__(self, *, now: float, config: CongestionConfig | None = None) -> None:
-        """Create a controller in BAD mode.
+        """Create a controller in ``config.initial_mode``.
 
         Args:
             now: Current time (seconds).
@@ -53,19 +81,23 @@ class CongestionController:
         """
         self.config = CongestionConfig() if config is None else config
         """Rates, thresholds and penalty times."""
-        self.mode = CongestionMode.BAD
+        self.mode = self.config.initial_mode
         """Current mode."""
         self.penalty = self.config.initial_penalty
         """Seconds the link must stay good before leaving BAD mode."""
+        self._rate = self.config.good_send_rate
+        self._rtt = 0.0
+        self._held_back = False
+        self._epoch_start = now
+        self._recovery_start = now
         self._good_since: float | None = None
         self._entered_good = now
         self._streak_start = now
 
     @property
     def send_rate(self) -> float:
-        """Packets per second to send now (Hz)."""
-        cfg = self.config
-        return cfg.good_send_rate if self.mode is CongestionMode.GOOD else cfg.bad_send_rate
+        """Packets per second to send now (Hz): the AIMD rate in GOOD mode, else the bad rate."""
+        return self._rate if self.mode is CongestionMode.GOOD else self.config.bad_send_rate
 
     @property
     def send_interval(self) -> float:
@@ -83,17 +115,56 @@ class CongestionController:
         """
         return last_send + self.send_interval
 
-    def on_statistics(self, rtt: float, loss: float, now: float) -> None:
-        """Feed the connection's smoothed RTT and loss; may switch the mode.
+    def on_held_back(self) -> None:
+        """Note that pacing held the sender back: a payload was ready and no token was left.
+
+        The rate grows at the end of the current round trip only if this was noted during it.
+        """
+        self._held_back = True
+
+    def on_loss(self, send_time: float, now: float) -> None:
+        """Take the loss of an ack-eliciting packet sent at ``send_time`` (seconds).
+
+        Multiplies the rate by ``decrease_factor`` unless the packet was sent before the previous
+        decrease (one decrease per loss event).
+
+        Args:
+            send_time: When the lost packet was sent (seconds).
+            now: Current time (seconds).
+        """
+        if self.mode is not CongestionMode.GOOD or send_time < self._recovery_start:
+            return
+        cfg = self.config
+        self._rate = max(cfg.bad_send_rate, self._rate * cfg.decrease_factor)
+        self._recovery_start = now
+        self._epoch_start = now
+        self._held_back = False
+
+    def _grow(self, now: float) -> None:
+        if now - self._epoch_start < self._rtt:
+            return
+        self._epoch_start = now
+        if not self._held_back:
+            return
+        self._held_back = False
+        self._rate = min(self._rate + self.config.rate_increase, self.config.max_send_rate)
+
+    def on_statistics(
+        self, rtt: float, loss: float, now: float, rtt_min: float | None = None
+    ) -> None:
+        """Feed the connection's smoothed RTT and loss; may switch the mode or grow the rate.
 
         Args:
             rtt: Smoothed round-trip time (seconds).
             loss: Packet loss fraction over the recent window, in [0, 1].
             now: Current time (seconds).
+            rtt_min: Smallest recent round-trip time (seconds); the rate does not grow while
+                ``rtt`` shows a queue building above it. ``None`` disables that check.
 
         Pump the object afterwards (see ``lagless.io.drive.pump``).
         """
         cfg = self.config
+        self._rtt = rtt
         bad = rtt > cfg.rtt_threshold or loss > cfg.loss_threshold
         if self.mode is CongestionMode.GOOD:
             if bad:
@@ -102,7 +173,10 @@ class CongestionController:
                     self.penalty = min(self.penalty * 2.0, cfg.max_penalty)
                 self.mode = CongestionMode.BAD
                 self._good_since = None
-            elif now - self._streak_start >= cfg.good_streak:
+                return
+            if rtt_min is None or rtt <= QUEUE_RTT_FACTOR * rtt_min + QUEUE_RTT_MARGIN:
+                self._grow(now)
+            if now - self._streak_start >= cfg.good_streak:
                 self.penalty = max(self.penalty / 2.0, cfg.min_penalty)
                 self._streak_start = now
             return
@@ -116,3 +190,7 @@ class CongestionController:
             self._entered_good = now
             self._streak_start = now
             self._good_since = None
+            self._rate = cfg.good_send_rate
+            self._epoch_start = now
+            self._recovery_start = now
+            self._held_back = False

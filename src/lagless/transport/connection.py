@@ -30,9 +30,25 @@ connection on it (STYLE §4).
 Decisions:
 
 * Pacing is a token bucket: tokens accrue at the congestion controller's send rate (packets per
-  second; good mode 60 Hz, bad mode 15 Hz here, against Gaffer on Games' 30/10 Hz, because a
-  256 KiB reliable message at 30 Hz would take 7 s) up to ``max_burst`` packets
-  (``test_connection.py::test_bad_link_lowers_send_rate``).
+  second; good mode starts at 60 Hz and grows by AIMD while pacing holds a backlog back, bad mode
+  15 Hz, against Gaffer on Games' 30/10 Hz, because a 256 KiB reliable message at 30 Hz would
+  take 7 s) up to ``max_burst`` (at most 32) packets
+  (``test_connection.py::test_bad_link_lowers_send_rate``). A payload with records or time
+  messages takes a token; an ack-only payload takes none (QUIC does not pace pure acks either),
+  else a 60 Hz ping-pong waits a tick for its acks; it stays bounded, one per received batch of
+  ack-eliciting payloads
+  (``test_transport_costs.py::test_ack_only_payloads_take_no_pacing_token_and_stay_bounded``).
+* The header acks only the newest 33 packets, so a receiver queues an ack-only payload at once
+  when ``ack_frequency`` (16) ack-eliciting payloads arrived since it last sent (QUIC's ack
+  frequency); it is built while receiving, so a driver that reads many datagrams before pumping
+  still acks every one (``test_transport_costs.py::test_a_burst_never_outruns_the_ack_field``).
+* The message layer's resend delay is ``max(resend_interval, 1.25 * SRTT + 4 * jitter)``,
+  re-evaluated at every RTT sample, so a slow path gets no spurious resends. In BAD mode it falls
+  back to ``resend_interval``: there a record usually needs several sends, pacing is at the bad
+  rate anyway, and waiting a round trip per send starves a 90 %-loss link
+  (``tests/soak/test_transport_soak.py::test_connection_soak_long``).
+* Only the loss of an ack-eliciting payload is a congestion loss event: an ack-only payload to a
+  silent peer is never acked.
 * A payload goes out when messages are pending, when a time request or response is due, or
   ``ack_delay`` after an ack-eliciting packet (one carrying message records) arrived with
   nothing else sent since, so the peer learns of deliveries even when this side has nothing to
@@ -97,6 +113,11 @@ _KNOWN_FLAGS: Final = FLAG_TIME_REQUEST | FLAG_TIME_RESPONSE
 _FLAGS: Final = struct.Struct("<B")
 OVERHEAD: Final = ACK_HEADER_SIZE + _FLAGS.size  # bytes before any time message or record
 MESSAGE_BUDGET: Final = MAX_PAYLOAD - OVERHEAD - TIME_REQUEST_SIZE - TIME_RESPONSE_SIZE  # bytes
+RESEND_RTT_FACTOR: Final = 1.25  # resend delay = 1.25 x SRTT + 4 x jitter (floored per channel)
+RESEND_JITTER_FACTOR: Final = 4.0
+MAX_ACK_FREQUENCY: Final = 16  # ack-eliciting packets a receiver may leave unacknowledged: half
+# of the 32-bit ack field, so a header always still covers every packet of the previous ack
+MAX_BURST: Final = 32  # packets; the 32-bit ack field plus the ack itself cover 33
 _WHOLE_TOKEN: Final = 1.0 - 1e-9  # a token refilled up to rounding counts as whole, or the
 # deadline ``tokens_at + (1 - tokens) / rate`` rounds to ``now`` and the driver spins
 
@@ -128,10 +149,14 @@ class ConnectionConfig:
     """Sequence buffer sizes and the loss rule (acks.py)."""
     congestion: CongestionConfig = field(default_factory=_default_congestion)
     """Good/bad mode send rates in packets per second and thresholds (congestion.py)."""
-    max_burst: int = 32
-    """Packets the token bucket may send back to back."""
+    max_burst: int = MAX_BURST
+    """Packets the token bucket may send back to back, in [1, 32]: a receiver's ack header
+    covers only the newest 33 packets."""
     ack_delay: float = 0.01
     """Seconds after a packet arrives before an ack-only payload is sent if nothing else went."""
+    ack_frequency: int = MAX_ACK_FREQUENCY
+    """Ack-eliciting packets received unacknowledged after which an ack-only payload is queued at
+    once, in [1, 16] (QUIC's ack frequency): a burst never outruns the 32-bit ack field."""
     clock: Literal["spec004", "cristian", "none"] = "spec004"
     """Clock-sync algorithm of the client side: spec 004's 32-sample filter, Cristian's, or none."""
     clock_interval: float = 0.1
@@ -146,8 +171,15 @@ class ConnectionConfig:
                 f"messages.packet_budget must be <= {MESSAGE_BUDGET} bytes, "
                 f"got {self.messages.packet_budget}"
             )
-        if not 1 <= self.max_burst <= 1024:
-            raise ConfigError(f"max_burst must be in [1, 1024] packets, got {self.max_burst}")
+        if not 1 <= self.max_burst <= MAX_BURST:
+            raise ConfigError(
+                f"max_burst must be in [1, {MAX_BURST}] packets, got {self.max_burst}"
+            )
+        if not 1 <= self.ack_frequency <= MAX_ACK_FREQUENCY:
+            raise ConfigError(
+                f"ack_frequency must be in [1, {MAX_ACK_FREQUENCY}] packets, "
+                f"got {self.ack_frequency}"
+            )
         if not 0.0 <= self.ack_delay <= 1.0:
             raise ConfigError(f"ack_delay must be in [0, 1] seconds, got {self.ack_delay}")
         if self.clock not in ("spec004", "cristian", "none"):
@@ -234,6 +266,11 @@ class Connection:
         self._next_time_request = now if self._clock is not None else None
         self._time_response: tuple[float, float] | None = None  # (client stamp, arrival time)
         self._ack_due: float | None = None
+        self._unacked = 0  # ack-eliciting payloads received since this side last sent one
+        self._outbox: list[bytes] = []  # ack-only payloads queued while receiving
+        self._ack_only: set[int] = set()  # sequences of ack-only payloads not yet resolved
+        self._rtt_samples = 0  # RTT samples seen when the resend delay was last set
+        self._resend_good = False  # congestion mode was GOOD when the resend delay was last set
         self._tokens = float(self.config.max_burst)
         self._tokens_at = now
         self._events: deque[TransportEvent] = deque()
@@ -354,26 +391,47 @@ class Connection:
             )
         # QUIC's rule: only a payload carrying messages elicits an ack, else two idle peers would
         # ack each other's acks forever; a time request is answered by its response anyway.
-        if self._ack_due is None and offset < len(data):
-            self._ack_due = now + self.config.ack_delay
+        if offset < len(data):
+            self._unacked += 1
+            if self._unacked >= self.config.ack_frequency:
+                self._outbox.append(self._build(now, ack_only=True))
+            elif self._ack_due is None:
+                self._ack_due = now + self.config.ack_delay
         self._collect(now)
 
     def payloads_to_send(self, now: float) -> list[bytes]:
-        """Return the payloads to hand to the netcode layer now (each ≤ 1200 bytes)."""
+        """Return the payloads to hand to the netcode layer now (each ≤ 1200 bytes).
+
+        Payloads with messages or time messages each take a pacing token; an ack-only payload
+        takes none (see the module docstring).
+        """
         self._advance(now)
         self._collect(now)
-        out: list[bytes] = []
-        while self._tokens >= _WHOLE_TOKEN and self._wants_to_send(now):
-            out.append(self._build(now))
-            self._tokens -= 1.0
-        return out
+        out = self._outbox
+        self._outbox = []
+        while True:
+            wish = self._next_send_wish()
+            if wish is not None and wish <= now:
+                if self._tokens >= _WHOLE_TOKEN:
+                    out.append(self._build(now))
+                    self._tokens -= 1.0
+                    continue
+                if self._messages.has_pending(now):
+                    self._congestion.on_held_back()
+            if self._ack_due is not None and self._ack_due <= now:
+                out.append(self._build(now, ack_only=True))
+            return out
 
     def next_timer(self) -> float | None:
         """Absolute time (s) of the next deadline: a send, an ack, a time request or a loss."""
         candidates: list[float] = []
+        if self._outbox:
+            candidates.append(self._now)
         wake = self._next_send_wish()
         if wake is not None:
             candidates.append(max(wake, self._token_time()))
+        if self._ack_due is not None:
+            candidates.append(self._ack_due)
         loss = self._acks.next_loss_deadline()
         if loss is not None:
             candidates.append(loss)
@@ -407,7 +465,7 @@ class Connection:
         return self._tokens_at + (1.0 - self._tokens) / self._congestion.send_rate
 
     def _next_send_wish(self) -> float | None:
-        """Earliest time (s) at which this side wants to send, ignoring pacing."""
+        """Earliest time (s) this side wants to send messages or time messages, ignoring pacing."""
         wishes: list[float] = []
         if self._messages.has_pending(self._now):
             wishes.append(self._now)
@@ -419,17 +477,20 @@ class Connection:
             wishes.append(self._now)
         if self._next_time_request is not None:
             wishes.append(self._next_time_request)
-        if self._ack_due is not None:
-            wishes.append(self._ack_due)
         return min(wishes) if wishes else None
 
-    def _wants_to_send(self, now: float) -> bool:
-        wish = self._next_send_wish()
-        return wish is not None and wish <= now
-
-    def _build(self, now: float) -> bytes:
+    def _build(self, now: float, *, ack_only: bool = False) -> bytes:
         flags = 0
         extras: list[bytes] = []
+        sequence = self._acks.next_sequence
+        if ack_only:
+            header = self._acks.next_send(now, OVERHEAD)
+            self._ack_only.add(sequence)
+            self._ack_due = None
+            self._unacked = 0
+            self._sent += 1
+            self._bandwidth.on_sent(now, OVERHEAD)
+            return encode_header(header) + _FLAGS.pack(0)
         if self._next_time_request is not None and self._next_time_request <= now:
             flags |= FLAG_TIME_REQUEST
             extras.append(encode_time_message(TimeRequest(client_time=now)))
@@ -443,11 +504,11 @@ class Connection:
                 )
             )
             self._time_response = None
-        sequence = self._acks.next_sequence
         body = self._messages.write_packet(sequence, now) or b""
         size = OVERHEAD + sum(len(extra) for extra in extras) + len(body)
         header: AckHeader = self._acks.next_send(now, size)
         self._ack_due = None
+        self._unacked = 0
         self._sent += 1
         self._bandwidth.on_sent(now, size)
         return b"".join((encode_header(header), _FLAGS.pack(flags), *extras, body))
@@ -455,7 +516,11 @@ class Connection:
     def _collect(self, now: float) -> None:
         """Turn ack notifications into message-layer updates, estimates and events."""
         packet_events = self.config.packet_events
-        for note in self._acks.poll_notifications(now):
+        notes = self._acks.poll_notifications(now)
+        for note in notes:
+            ack_only = note.sequence in self._ack_only
+            if ack_only:
+                self._ack_only.discard(note.sequence)
             if isinstance(note, PacketAcked):
                 self._acked += 1
                 self._messages.on_packet_acked(note.sequence)
@@ -469,12 +534,32 @@ class Connection:
                 self._lost += 1
                 self._messages.on_packet_lost(note.sequence)
                 self._loss.on_outcome(lost=True)
+                if not ack_only:  # an ack-only payload to a silent peer is never acked
+                    self._congestion.on_loss(note.send_time, now)
                 if packet_events:
                     self._events.append(
                         PacketLost(client_index=self.client_index, sequence=note.sequence)
                     )
         if self._rtt.has_samples:
-            self._congestion.on_statistics(self._rtt.rtt, self._loss.loss, now)
+            self._update_estimates(now)
+        messages = self._messages
+        if messages.delivered_waiting:
+            self._collect_delivered()
+        if messages.received_waiting:
+            self._collect_received()
+
+    def _update_estimates(self, now: float) -> None:
+        rtt = self._rtt
+        congestion = self._congestion
+        congestion.on_statistics(rtt.rtt, self._loss.loss, now, rtt.rtt_min)
+        good = congestion.mode is CongestionMode.GOOD
+        if rtt.samples != self._rtt_samples or good is not self._resend_good:
+            self._rtt_samples = rtt.samples
+            self._resend_good = good
+            delay = RESEND_RTT_FACTOR * rtt.rtt + RESEND_JITTER_FACTOR * rtt.jitter
+            self._messages.set_resend_delay(delay if good else 0.0)
+
+    def _collect_delivered(self) -> None:
         delivered = self._messages.next_delivered()
         while delivered is not None:
             self._events.append(
@@ -485,6 +570,8 @@ class Connection:
                 )
             )
             delivered = self._messages.next_delivered()
+
+    def _collect_received(self) -> None:
         received = self._messages.next_received()
         while received is not None:
             self._events.append(

@@ -39,9 +39,12 @@ Decisions:
   fragments go first in a ``fragment_share`` of the packets (deterministic credit counter) and
   small messages first in the others, so a 256 KiB transfer neither starves nor is starved
   (``test_packer.py::test_small_messages_flow_during_big_transfer``).
-* Unreliable messages are written in FIFO order and the channel stops at the first one that does
-  not fit (writing a later one first would make the earlier one stale); reliable channels skip a
-  message that does not fit and try the next.
+* Every channel writes its records in order and stops at the first one that does not fit:
+  unreliable in FIFO order (writing a later one first would make the earlier one stale), reliable
+  lost records first, then due resends, then new messages; looking further would cost time per
+  message in flight on every packet
+  (``test_transport_costs.py::test_reliable_packing_stops_at_the_first_message_that_does_not_fit``).
+  The fragment pass is skipped for channels with no fragmented message queued.
 * The contents of the last ``sent_packet_history`` packets are remembered; an older record, or
   one whose sequence number is reused, counts as lost (``test_packer.py::test_history_bound``).
 """
@@ -262,6 +265,10 @@ class MessageLayer:
                 self._unreliable[i] = UnreliableSender(i, ch)
                 self._ureceivers[i] = UnreliableReceiver(i, cfg, self._ready)
         self._order = sorted(range(len(cfg.channels)), key=lambda i: (-cfg.channels[i].priority, i))
+        self._lanes = [
+            (i, self._reliable.get(i), self._unreliable.get(i), cfg.channels[i].budget)
+            for i in self._order
+        ]
         self._limits = [cfg.message_limit(i) for i in range(len(cfg.channels))]
         self._max_count = [-(-limit // cfg.fragment_size) for limit in self._limits]
         self._sent: dict[int, list[tuple[ReliableSender, Outgoing, int]]] = {}
@@ -372,11 +379,12 @@ class MessageLayer:
         packet_seq: int,
         now: float,
     ) -> None:
-        for ch in self._order:
-            room = self._room(ch, used, budget, out)
-            reliable = self._reliable.get(ch)
-            if reliable is None:
-                queue = self._unreliable[ch].queue
+        for ch, reliable, unreliable, cap in self._lanes:
+            room = budget - len(out)
+            if cap is not None:
+                room = min(room, cap - used[ch])
+            if unreliable is not None:
+                queue = unreliable.queue
                 while queue and (size := record_size(len(queue[0][1]), fragment=False)) <= room:
                     message_id, data = queue.popleft()
                     encode_record(out, ch, message_id, data)
@@ -384,16 +392,22 @@ class MessageLayer:
                     room -= size
                     self._records += 1
                 continue
-            for msg in reliable.small(now):
-                size = record_size(len(msg.payload), fragment=False)
+            assert reliable is not None  # invariant: every lane has one sender
+            while (msg := reliable.peek_small(now)) is not None:
+                record = msg.record
+                if not record:
+                    encoded = bytearray()
+                    encode_record(encoded, ch, msg.message_id, msg.payload)
+                    record = msg.record = bytes(encoded)
+                size = len(record)
                 if size > room:
-                    if room < 4:
-                        break
-                    continue
-                encode_record(out, ch, msg.message_id, msg.payload)
+                    break
+                out += record
                 used[ch] += size
                 room -= size
-                self._note(reliable, msg, 0, entries, packet_seq, now)
+                entries.append((reliable, msg, 0))
+                self._records += 1
+                self._resent += reliable.take(msg, 0, packet_seq, now)
 
     def _write_fragments(
         self,
@@ -405,33 +419,22 @@ class MessageLayer:
         now: float,
     ) -> bool:
         wrote = False
-        for ch in self._order:
-            reliable = self._reliable.get(ch)
-            if reliable is None:
+        for ch, reliable, _, _ in self._lanes:
+            if reliable is None or not reliable.has_fragments:
                 continue
-            for msg, index in reliable.fragments(now):
+            while (head := reliable.peek_fragment(now)) is not None:
+                msg, index = head
                 piece = msg.pieces[index]
                 if record_size(len(piece), fragment=True) > self._room(ch, used, budget, out):
                     break
                 before = len(out)
                 encode_record(out, ch, msg.message_id, piece, index, msg.count)
                 used[ch] += len(out) - before
-                self._note(reliable, msg, index, entries, packet_seq, now)
+                entries.append((reliable, msg, index))
+                self._records += 1
+                self._resent += reliable.take(msg, index, packet_seq, now)
                 wrote = True
         return wrote
-
-    def _note(
-        self,
-        sender: ReliableSender,
-        msg: Outgoing,
-        index: int,
-        entries: list[tuple[ReliableSender, Outgoing, int]],
-        packet_seq: int,
-        now: float,
-    ) -> None:
-        entries.append((sender, msg, index))
-        self._records += 1
-        self._resent += sender.sent(msg, index, packet_seq, now)
 
     def _forget(self, packet_seq: int) -> None:
         for sender, msg, index in self._sent.pop(packet_seq, ()):
@@ -464,15 +467,33 @@ class MessageLayer:
         """
         self._forget(packet_seq)
 
+    def set_resend_delay(self, seconds: float) -> None:
+        """Set how long after its last send an unacked reliable record is due again.
+
+        Each reliable channel uses ``max(channel.resend_interval, seconds)``; the connection
+        passes ``1.25 * SRTT + 4 * jitter`` whenever its estimates change.
+
+        Args:
+            seconds: Delay derived from the measured round trip (seconds).
+
+        Pump the object afterwards (see ``lagless.io.drive.pump``).
+        """
+        for sender in self._reliable.values():
+            sender.set_resend_delay(seconds)
+
     def has_pending(self, now: float) -> bool:
         """Return True when ``write_packet(now)`` would write something.
 
         Args:
             now: Current time (seconds).
         """
-        return any(s.queue for s in self._unreliable.values()) or any(
-            s.has_pending(now) for s in self._reliable.values()
-        )
+        for _, reliable, unreliable, _ in self._lanes:
+            if reliable is None:
+                if unreliable is not None and unreliable.queue:
+                    return True
+            elif reliable.has_pending(now):
+                return True
+        return False
 
     def next_resend_time(self) -> float | None:
         """Return the earliest time (seconds) an unacked reliable record becomes due, or None.
@@ -481,6 +502,16 @@ class MessageLayer:
         """
         times = [t for s in self._reliable.values() if (t := s.next_resend_time()) is not None]
         return min(times, default=None)
+
+    @property
+    def delivered_waiting(self) -> bool:
+        """True when ``next_delivered`` has something to return."""
+        return bool(self._delivered)
+
+    @property
+    def received_waiting(self) -> bool:
+        """True when ``next_received`` has something to return."""
+        return bool(self._ready)
 
     def next_delivered(self) -> DeliveredMessage | None:
         """Return the next reliable message fully acked by the peer, or None."""
