@@ -7,7 +7,7 @@ import sys
 import typer
 
 from lagless._version import __version__
-from lagless.cli import bench, gossip, lab, netsim, proxy, transport
+from lagless.cli import bench, gossip, lab, netsim, proxy, transport, vfc
 from lagless.errors import LaglessError
 
 app = typer.Typer(
@@ -20,6 +20,7 @@ app = typer.Typer(
 app.add_typer(netsim.app, name="netsim")
 app.add_typer(lab.app, name="lab")
 app.add_typer(gossip.app, name="gossip")
+app.add_typer(vfc.app, name="vfc")
 app.command("proxy")(proxy.proxy)
 app.command("bench")(bench.bench)
 app.command("serve")(transport.serve_command)

@@ -15,18 +15,25 @@ from __future__ import annotations
 from lagless.interest.baselines import AuraPolicy as AuraPolicy
 from lagless.interest.baselines import BroadcastPolicy as BroadcastPolicy
 from lagless.interest.baselines import GridPolicy as GridPolicy
+from lagless.interest.client import VfcClient as VfcClient
 from lagless.interest.core import PolicyCore as PolicyCore
 from lagless.interest.events import pivot_distance_squared as pivot_distance_squared
 from lagless.interest.events import shot_concerns as shot_concerns
 from lagless.interest.events import within_radius as within_radius
 from lagless.interest.events import zone_of_point as zone_of_point
+from lagless.interest.mobility import MAPS as MAPS
+from lagless.interest.mobility import Bots as Bots
+from lagless.interest.mobility import BotsConfig as BotsConfig
 from lagless.interest.policy import ROUND_PERIOD as ROUND_PERIOD
 from lagless.interest.policy import InterestConfig as InterestConfig
 from lagless.interest.policy import InterestPolicy as InterestPolicy
 from lagless.interest.policy import InterestStatistics as InterestStatistics
 from lagless.interest.policy import SendPlan as SendPlan
 from lagless.interest.policy import Trigger as Trigger
+from lagless.interest.records import CubeOriObj as CubeOriObj
 from lagless.interest.reference import NaiveVfcPolicy as NaiveVfcPolicy
+from lagless.interest.server import VfcServer as VfcServer
+from lagless.interest.server import VfcServerConfig as VfcServerConfig
 from lagless.interest.vfc import NuMode as NuMode
 from lagless.interest.vfc import VfcConfig as VfcConfig
 from lagless.interest.vfc import VfcPolicy as VfcPolicy
@@ -42,9 +49,13 @@ from lagless.interest.view import zoom_view as zoom_view
 
 __all__ = [
     "FULL_CIRCLE",
+    "MAPS",
     "ROUND_PERIOD",
     "AuraPolicy",
+    "Bots",
+    "BotsConfig",
     "BroadcastPolicy",
+    "CubeOriObj",
     "GridPolicy",
     "InterestConfig",
     "InterestPolicy",
@@ -55,8 +66,11 @@ __all__ = [
     "PolicyCore",
     "SendPlan",
     "Trigger",
+    "VfcClient",
     "VfcConfig",
     "VfcPolicy",
+    "VfcServer",
+    "VfcServerConfig",
     "View",
     "band_index",
     "example_view",

@@ -10,5 +10,6 @@ from __future__ import annotations
 
 from lagless.lab.experiments import netsim as netsim
 from lagless.lab.experiments import realtime as realtime
+from lagless.lab.experiments import vfc as vfc
 
 __all__: list[str] = []

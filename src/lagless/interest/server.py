@@ -1,0 +1,408 @@
+"""The VFC server on the lagless transport: control channel, update rounds, primary repository.
+
+Implements spec 001 §3.6, §3.8 (server API: ``get_object``, the two event queries), §3.9 (the
+primary repository with an owner map and the per-object cache of the last received encoded
+record), §3.10 (reliable control channel, unreliable update channel without retransmission) and
+§4.5.2 (per round, every record due to one client is concatenated and bitmap-compressed into one
+datagram). ``VfcServer`` wraps a ``lagless.transport.Server`` and presents the same sans-I/O
+shape (STYLE §3), delegating datagrams and timers to it and adding its own 33 ms round timer.
+
+Ambiguity decisions, pinned in ``tests/interest/test_server.py``:
+
+* The first object a client adds becomes its pivot unless its ``SetView`` named pivots (the
+  thesis registers the avatar as the pivot, §3.4) (``test_updates_flow_between_clients``).
+* A client's objects are deleted when it leaves, and every other client is told with
+  ``ObjectDeleted`` on the control channel (``test_leave_deletes_objects``).
+* An update record for an object the sender does not own, or a malformed datagram, is counted in
+  ``drops`` by reason and ignored (``test_foreign_records_are_dropped``).
+* ``kick`` sends ``Kick`` reliably and frees the slot ``kick_grace`` seconds later.
+* Update encoding on this path is the thesis's (``records``); the quantised delta codec of
+  ``lagless.interest.records`` is measured in the lab (``vfc/delta``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, deque
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from lagless._types import Address
+from lagless.errors import ConfigError, LocalProtocolError
+from lagless.interest.control import (
+    CONTROL_CHANNEL,
+    UPDATE_CHANNEL,
+    AddObject,
+    ChangeClientId,
+    ClientIdChanged,
+    Control,
+    DelObject,
+    Join,
+    Kick,
+    Leave,
+    ObjectDeleted,
+    ObjectRejected,
+    SetView,
+    Welcome,
+    decode_control,
+    encode_control,
+    message_to_view,
+)
+from lagless.interest.policy import ROUND_PERIOD
+from lagless.interest.records import (
+    CUBE_UNIT,
+    RECORD_DTYPE,
+    RECORD_SIZE,
+    dequantise_headings,
+    dequantise_positions,
+    pack_records,
+    unpack_records,
+)
+from lagless.interest.session_events import (
+    ClientJoined,
+    ClientLeft,
+    ObjectAdded,
+    ObjectRemoved,
+    VfcEvent,
+    ViewChanged,
+)
+from lagless.interest.vfc import VfcConfig, VfcPolicy
+from lagless.interest.view import View, normal_view
+from lagless.transport import Server
+from lagless.transport.events import MessageReceived
+from lagless.transport.netcode_events import ClientDisconnected
+from lagless.wire import DecodeError
+
+__all__ = ["VfcServer", "VfcServerConfig"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VfcServerConfig:
+    """Settings of a ``VfcServer``."""
+
+    round_period: float = ROUND_PERIOD
+    """Seconds between server rounds (spec 001 §2.9: 33 ms)."""
+    default_view: View = field(default_factory=lambda: normal_view(CUBE_UNIT))
+    """View of a client that never sent ``SetView`` (Table 5.1, 1 unit = 0.125 m)."""
+    kick_grace: float = 0.5
+    """Seconds between sending ``Kick`` and freeing the slot."""
+
+    def __post_init__(self) -> None:
+        """Validate.
+
+        Raises:
+            ConfigError: naming the offending field.
+        """
+        if not 0.0 < self.round_period < math.inf:
+            raise ConfigError(f"round_period must be > 0 seconds, got {self.round_period!r}")
+        if not 0.0 <= self.kick_grace < math.inf:
+            raise ConfigError(f"kick_grace must be >= 0 seconds, got {self.kick_grace!r}")
+        if not isinstance(self.default_view, View):
+            raise ConfigError(f"default_view must be a View, got {self.default_view!r}")
+
+
+class VfcServer:
+    """VFC4FPS server (spec 001 §3.8) riding on a transport ``Server``; sans-I/O.
+
+    Args:
+        transport: the transport server (insecure or secure) it owns from now on.
+        config: settings.
+    """
+
+    def __init__(self, transport: Server, *, config: VfcServerConfig | None = None) -> None:
+        self.transport = transport
+        """The transport server underneath."""
+        self.config = config if config is not None else VfcServerConfig()
+        """Settings."""
+        self.policy = VfcPolicy(VfcConfig(dim=3, default_view=self.config.default_view))
+        """The Consistency Manager (public for tools and tests)."""
+        self._slot_client: dict[int, int] = {}
+        self._client_slot: dict[int, int] = {}
+        self._public: dict[int, int] = {}
+        self._objects: dict[int, int] = {}
+        self._wire_ids: dict[int, int] = {}
+        self._owner: dict[int, int] = {}
+        self._records = np.zeros(16, dtype=RECORD_DTYPE)
+        self._explicit_pivots: set[int] = set()
+        self._kicks: dict[int, float] = {}
+        self._events: deque[VfcEvent] = deque()
+        self._next_round: float | None = None
+        self._now = -math.inf
+        self.drops: Counter[str] = Counter()
+        """Dropped inputs by reason."""
+        self.bytes_out: Counter[int] = Counter()
+        """Payload bytes sent by channel."""
+
+    # -- server API (spec 001 §3.8) ----------------------------------------------------------
+
+    def get_object(self, object_id: int) -> npt.NDArray[np.void]:
+        """Return a copy of the primary record of an object (``GetObject``), shape (1,).
+
+        Raises:
+            LocalProtocolError: unknown object id.
+        """
+        if object_id not in self._objects:
+            raise LocalProtocolError(f"object_id must be a registered object, got {object_id!r}")
+        index = self._objects[object_id]
+        return self._records[index : index + 1].copy()
+
+    def client_ids_near(self, position: npt.ArrayLike, radius: float) -> list[int]:
+        """Clients with a pivot within ``radius`` metres (positional sound, spec 001 §3.6)."""
+        mask = self.policy.filter_sound(position, radius)
+        return sorted(self._public[c] for c in np.flatnonzero(mask).tolist() if c in self._public)
+
+    def client_ids_for_shot(
+        self, origin: npt.ArrayLike, destination: npt.ArrayLike, max_zone: int
+    ) -> list[int]:
+        """Clients whose zone ≤ ``max_zone`` holds the shot's origin or destination (§3.6)."""
+        mask = self.policy.filter_shot(origin, destination, max_zone)
+        return sorted(self._public[c] for c in np.flatnonzero(mask).tolist() if c in self._public)
+
+    @property
+    def object_ids(self) -> list[int]:
+        """Ids of the registered objects, ascending."""
+        return sorted(self._objects)
+
+    @property
+    def client_ids(self) -> list[int]:
+        """Public ids of the joined clients."""
+        return sorted(self._public.values())
+
+    def kick(self, client_id: int, reason: str, now: float) -> None:
+        """Force a client off: ``Kick`` on the control channel, slot freed after the grace time.
+
+        Raises:
+            LocalProtocolError: unknown client id.
+
+        Pump the object afterwards (see `lagless.io.drive.pump`).
+        """
+        internal = self._internal(client_id)
+        slot = self._client_slot[internal]
+        self._send_control(slot, Kick(reason=reason))
+        self._kicks[slot] = now + self.config.kick_grace
+
+    # -- sans-I/O shape ----------------------------------------------------------------------------
+
+    def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:
+        """Take one datagram; never raises.
+
+        Pump the object afterwards (see `lagless.io.drive.pump`).
+        """
+        self._now = max(self._now, now)
+        self.transport.receive_datagram(data, addr, now)
+        self._drain(now)
+
+    def handle_timer(self, now: float) -> None:
+        """Run due transport timers, the round when due, and pending kicks.
+
+        Pump the object afterwards (see `lagless.io.drive.pump`).
+        """
+        self._now = max(self._now, now)
+        self.transport.handle_timer(now)
+        self._drain(now)
+        for slot, deadline in list(self._kicks.items()):
+            if now >= deadline:
+                del self._kicks[slot]
+                if slot in self.transport.clients:
+                    self.transport.disconnect(slot)
+        if self._next_round is not None and now >= self._next_round:
+            self._round(now)
+            period = self.config.round_period
+            self._next_round = max(self._next_round + period, now)
+        self._drain(now)
+
+    def datagrams_to_send(self, now: float) -> list[tuple[bytes, Address]]:
+        """Datagrams the transport has ready."""
+        return self.transport.datagrams_to_send(now)
+
+    def next_timer(self) -> float | None:
+        """Earliest of the transport's deadline, the next round and pending kicks (seconds)."""
+        times = [t for t in (self.transport.next_timer(), self._next_round) if t is not None]
+        times += list(self._kicks.values())
+        return min(times) if times else None
+
+    def next_event(self) -> VfcEvent | None:
+        """Pop the next session event, or ``None``."""
+        return self._events.popleft() if self._events else None
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _internal(self, client_id: int) -> int:
+        for internal, public in self._public.items():
+            if public == client_id:
+                return internal
+        raise LocalProtocolError(f"client_id must be a joined client, got {client_id!r}")
+
+    def _send_control(self, slot: int, message: Control) -> None:
+        payload = encode_control(message)
+        self.bytes_out[CONTROL_CHANNEL] += len(payload)
+        self.transport.send(slot, CONTROL_CHANNEL, payload)
+
+    def _drain(self, now: float) -> None:
+        while (event := self.transport.next_event()) is not None:
+            match event:
+                case MessageReceived(client_index=slot, channel=ch, payload=p) if (
+                    ch == CONTROL_CHANNEL
+                ):
+                    self._on_control(slot, p, now)
+                case MessageReceived(client_index=slot, channel=ch, payload=p) if (
+                    ch == UPDATE_CHANNEL
+                ):
+                    self._on_update(slot, p, now)
+                case ClientDisconnected(client_index=slot):
+                    self._leave(slot)
+                case _:
+                    pass
+
+    def _on_control(self, slot: int, payload: bytes, now: float) -> None:
+        try:
+            message = decode_control(payload)
+        except DecodeError:
+            self.drops["malformed_control"] += 1
+            return
+        if isinstance(message, Join):
+            if slot not in self._slot_client:
+                self._join(slot, now)
+            return
+        client = self._slot_client.get(slot)
+        if client is None:
+            self.drops["not_joined"] += 1
+            return
+        match message:
+            case AddObject(record=record):
+                self._add_object(slot, client, record, now)
+            case DelObject(object_id=oid):
+                self._del_object(slot, client, oid)
+            case SetView():
+                self._set_view(client, message)
+            case ChangeClientId(client_id=wanted):
+                taken = wanted in self._public.values() or not 0 <= wanted < 2**31
+                if not taken:
+                    self._public[client] = wanted
+                reply = ClientIdChanged(client_id=self._public[client], accepted=not taken)
+                self._send_control(slot, reply)
+            case Leave():
+                self.transport.disconnect(slot)
+            case _:
+                self.drops["wrong_direction"] += 1
+
+    def _join(self, slot: int, now: float) -> None:
+        client = self.policy.add_client()
+        self._slot_client[slot] = client
+        self._client_slot[client] = slot
+        public = client
+        while public in self._public.values():
+            public += 1
+        self._public[client] = public
+        self._send_control(slot, Welcome(client_id=public, encoding="records"))
+        if self._next_round is None:
+            self._next_round = now + self.config.round_period
+        self._events.append(ClientJoined(client_id=public))
+
+    def _leave(self, slot: int) -> None:
+        client = self._slot_client.pop(slot, None)
+        self._kicks.pop(slot, None)
+        if client is None:
+            return
+        del self._client_slot[client]
+        for oid in [o for o, owner in self._owner.items() if owner == client]:
+            self._remove(oid)
+        self.policy.remove_client(client)
+        self._explicit_pivots.discard(client)
+        public = self._public.pop(client)
+        self._events.append(ClientLeft(client_id=public))
+
+    def _add_object(self, slot: int, client: int, record: bytes, now: float) -> None:
+        if len(record) != RECORD_SIZE:
+            self.drops["malformed_record"] += 1
+            return
+        rec = np.frombuffer(record, dtype=RECORD_DTYPE)
+        oid = int(rec["id"][0])
+        if oid < 0 or oid in self._objects:
+            self._send_control(slot, ObjectRejected(object_id=oid, reason="id taken or invalid"))
+            return
+        index = self.policy.add_object(owner=client)
+        if index >= self._records.shape[0]:
+            grown = np.zeros(2 * (index + 1), dtype=RECORD_DTYPE)
+            grown[: self._records.shape[0]] = self._records
+            self._records = grown
+        self._objects[oid] = index
+        self._wire_ids[index] = oid
+        self._owner[oid] = client
+        self._store(np.array([index]), rec, now)
+        if client not in self._explicit_pivots and not self.policy.pivots_of(client):
+            self.policy.set_pivots(client, [index])
+        self._events.append(ObjectAdded(object_id=oid, owner=self._public[client]))
+
+    def _del_object(self, slot: int, client: int, oid: int) -> None:
+        if self._owner.get(oid) != client:
+            self._send_control(slot, ObjectRejected(object_id=oid, reason="not the owner"))
+            return
+        self._remove(oid)
+
+    def _remove(self, oid: int) -> None:
+        index = self._objects.pop(oid)
+        del self._wire_ids[index]
+        owner = self._owner.pop(oid)
+        self.policy.remove_object(index)
+        for other, slot in self._client_slot.items():
+            if other != owner:
+                self._send_control(slot, ObjectDeleted(object_id=oid))
+        self._events.append(ObjectRemoved(object_id=oid))
+
+    def _set_view(self, client: int, message: SetView) -> None:
+        try:
+            view = message_to_view(message)
+        except DecodeError:
+            self.drops["malformed_view"] += 1
+            return
+        self.policy.set_view(client, view)
+        pivots = [self._objects[p] for p in message.pivots if p in self._objects]
+        if pivots:
+            self.policy.set_pivots(client, pivots[: self.policy.config.max_pivots])
+            self._explicit_pivots.add(client)
+        self._events.append(ViewChanged(client_id=self._public[client]))
+
+    def _on_update(self, slot: int, payload: bytes, now: float) -> None:
+        client = self._slot_client.get(slot)
+        if client is None:
+            self.drops["not_joined"] += 1
+            return
+        try:
+            records = unpack_records(payload)
+        except DecodeError:
+            self.drops["malformed_update"] += 1
+            return
+        ids = records["id"].tolist()
+        mine = np.array([self._owner.get(i) == client for i in ids], dtype=np.bool_)
+        self.drops["foreign_record"] += int((~mine).sum())
+        if mine.any():
+            kept = records[mine]
+            indices = np.array([self._objects[i] for i in kept["id"].tolist()], dtype=np.intp)
+            self._store(indices, kept, now)
+
+    def _store(
+        self, indices: npt.NDArray[np.intp], records: npt.NDArray[np.void], now: float
+    ) -> None:
+        """Cache the encoded records and feed the policy (``update-received``)."""
+        self._records[indices] = records
+        self.policy.update_received(
+            indices,
+            dequantise_positions(records),
+            None,
+            now,
+            headings=dequantise_headings(records),
+        )
+
+    def _round(self, now: float) -> None:
+        """One server round: decide sends, pack each client's records, send unreliably."""
+        plan = self.policy.round(now)
+        for client in np.unique(plan.clients).tolist():
+            slot = self._client_slot.get(client)
+            if slot is None:
+                continue
+            for payload in pack_records(self._records[plan.objects_for(client)]):
+                self.bytes_out[UPDATE_CHANNEL] += len(payload)
+                self.transport.send(slot, UPDATE_CHANNEL, payload)
