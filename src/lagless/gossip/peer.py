@@ -179,6 +179,7 @@ class GossipPeer:
         self._join_attempts = 0
         self._join_deadline: float | None = None
         self._next_frame: float | None = None
+        self._expiry: float | None = None
         self._outbox: list[tuple[bytes, Address]] = []
         self._events: deque[GossipEvent] = deque()
         self._counters = Counters()
@@ -395,9 +396,10 @@ class GossipPeer:
         times = [t for t in (self._next_frame, self._join_deadline) if t is not None]
         if self._pending:
             times.append(min(p.due for p in self._pending.values()))
-        expiry = self._table.next_expiry()
-        if expiry is not None:
-            times.append(expiry)
+        # The expiry is refreshed in handle_timer; last_heard only grows in between, so the cached
+        # value is never later than the true one (an early handle_timer is harmless).
+        if self._expiry is not None:
+            times.append(self._expiry)
         return min(times, default=None)
 
     def handle_timer(self, now: float) -> None:
@@ -430,6 +432,7 @@ class GossipPeer:
             if len(self._seen) <= MAX_SEEN and now - self._seen[oldest] < SEEN_MEMORY:
                 break
             del self._seen[oldest]
+        self._expiry = self._table.next_expiry()
 
     # -- sans-I/O input ---------------------------------------------------------------------
 
@@ -764,6 +767,16 @@ class GossipPeer:
         ]
         return select_peers(candidates, self._avatar, penalised, config=self._config, rng=self._rng)
 
+    def _recipients_for(
+        self, payload: Payload, hop: int, exclude: set[int], penalised: set[int]
+    ) -> list[PeerRecord]:
+        """Return S for ``payload`` sent with ``hop`` (0: own frame); a strategy hook.
+
+        The Silac rule is the weighted draw of Eq. 2.1-2.6 (`_select`); subclasses such as
+        `lagless.gossip.improved.ImprovedPeer` widen or narrow it. An empty list sends nothing.
+        """
+        return self._select(exclude, penalised)
+
     def _emit(self, packet: Packet, recipients: list[PeerRecord]) -> None:
         data = codec.encode(packet)
         for r in recipients:
@@ -783,10 +796,10 @@ class GossipPeer:
             r = self._table.by_address(addr)
             if r is not None:
                 exclude.add(r.avatar_id)
-        recipients = self._select(exclude, pending.penalised)
+        h = p.header
+        recipients = self._recipients_for(p.payload, h.hop + 1, exclude, pending.penalised)
         if not recipients:
             return
-        h = p.header
         header = Header(
             hop=h.hop + 1,
             sender_port=self._address[1],
@@ -822,7 +835,7 @@ class GossipPeer:
         rollbacks = self._rollbacks
         rollback = rollbacks[number % len(rollbacks)][0] if rollbacks else NO_INTERACTION
         payload = AvatarInfo(avatar=self._avatar, interaction=interaction, rollback=rollback)
-        recipients = self._select(set(), set())
+        recipients = self._recipients_for(payload, 0, set(), set())
         requests, self._requests = self._requests, {}
         plain = [r for r in recipients if r.address not in requests]
         header = Header(sender_port=self._address[1], game_id=self._game_id, message_number=number)

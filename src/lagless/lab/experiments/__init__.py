@@ -8,6 +8,7 @@ it with ``--quick`` twice automatically. The modules are imported for that side 
 
 from __future__ import annotations
 
+from lagless.lab.experiments import gossip as gossip
 from lagless.lab.experiments import netsim as netsim
 from lagless.lab.experiments import realtime as realtime
 from lagless.lab.experiments import vfc as vfc
