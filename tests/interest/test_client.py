@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from lagless.errors import LocalProtocolError
-from lagless.interest.control import UPDATE_CHANNEL
-from lagless.interest.records import CubeOriObj
+from lagless.interest.client import KEPT_SENDS, VfcClient
+from lagless.interest.control import UPDATE_CHANNEL, ObjectDeleted, Welcome, encode_control
+from lagless.interest.records import RECORD_DTYPE, CubeOriObj, write_delta_datagram
 from lagless.interest.view import normal_view
+from lagless.transport.client import Client
+from lagless.transport.netcode_client import NetcodeClientConfig
 
 from .test_server import World
 
@@ -65,3 +69,54 @@ def test_ownership_rules() -> None:
     world.run(0.5)
     assert a.obj.client_id == 42
     assert 42 in world.server.obj.client_ids
+
+
+def test_delta_client_rejects_stale_and_missing() -> None:
+    client = VfcClient(Client(config=NetcodeClientConfig(insecure=True)))
+    client._on_control(encode_control(Welcome(client_id=3, encoding="delta")), 1.0)
+    store = client._delta
+    assert store is not None
+    assert client.encoding == "delta"
+    first = CubeOriObj(id=9, x=10.0).to_record()
+    second = CubeOriObj(id=9, x=11.0).to_record()
+    client._on_delta(store, write_delta_datagram(100, first, np.zeros(1, RECORD_DTYPE), [1], [0]))
+    assert client.get_object_ref(9).x == 10.0
+    assert (store.newest, store.ack_bits) == (100, 0)
+    client._on_delta(store, write_delta_datagram(102, second, first, [2], [1]))
+    assert client.get_object_ref(9).x == 11.0
+    assert (store.newest, store.ack_bits) == (102, 0b10)
+    # an older datagram arriving late is acknowledged and kept, but never overwrites the replica
+    client._on_delta(store, write_delta_datagram(101, first, first, [5], [1]))
+    assert client.get_object_ref(9).x == 11.0
+    assert store.ack_bits == 0b11
+    # a baseline the client never decoded: skipped, counted, not acknowledged
+    client._on_delta(store, write_delta_datagram(103, first, second, [6], [77]))
+    assert client.drops["missing_baseline"] == 1
+    assert store.newest == 102
+    # relative to tag 2: everything sent before that baseline is pruned
+    client._on_delta(store, write_delta_datagram(104, first, second, [7], [2]))
+    assert sorted(store.sends[9]) == [2, 7]
+    assert client.get_object_ref(9).x == 10.0
+    # far behind the newest: dropped unacknowledged
+    client._on_delta(store, write_delta_datagram(104 - 65, second, first, [8], [7]))
+    assert client.drops["stale_update"] == 1
+    assert client.get_object_ref(9).x == 10.0
+    client._on_delta(store, b"\x01")
+    assert client.drops["malformed_update"] == 1
+
+
+def test_delta_client_keeps_a_bounded_number_of_sends() -> None:
+    client = VfcClient(Client(config=NetcodeClientConfig(insecure=True)))
+    client._on_control(encode_control(Welcome(client_id=3, encoding="delta")), 1.0)
+    store = client._delta
+    assert store is not None
+    zero = np.zeros(1, RECORD_DTYPE)
+    for k in range(3 * KEPT_SENDS):
+        record = CubeOriObj(id=4, x=float(k)).to_record()
+        client._on_delta(store, write_delta_datagram(k, record, zero, [k % 255 + 1], [0]))
+    assert len(store.sends[4]) == KEPT_SENDS
+    assert len(store.records) == KEPT_SENDS
+    assert min(store.sends[4].values()) == 2 * KEPT_SENDS
+    client._on_control(encode_control(ObjectDeleted(object_id=4)), 2.0)
+    assert store.records == {}
+    assert 4 not in client.object_ids()

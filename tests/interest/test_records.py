@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 
 import numpy as np
@@ -10,20 +11,25 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lagless.errors import LocalProtocolError
 from lagless.interest.records import (
+    MAX_DELTA_BYTES,
     MAX_RECORDS_PER_DATAGRAM,
     PHYS_FLOOR,
     POSITION_STEP,
     RECORD_DTYPE,
     CubeOriObj,
     compressed_sizes,
+    delta_datagram_starts,
     delta_record_bits,
     dequantise_positions,
     pack_records,
     quantise_avatars,
     read_delta_datagram,
+    read_update_ack,
     unpack_records,
     write_delta_datagram,
+    write_update_ack,
 )
 from lagless.wire import DecodeError
 
@@ -157,3 +163,51 @@ def test_delta_with_unknown_baseline_is_skipped() -> None:
 def test_delta_garbage_raises_decode_error_only(data: bytes) -> None:
     with contextlib.suppress(DecodeError):
         read_delta_datagram(data, {})
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(46, 250), max_size=120))
+def test_delta_datagram_starts_respect_both_limits(bits: list[int]) -> None:
+    starts = delta_datagram_starts(bits).tolist()
+    assert starts == ([0] if bits else []) + starts[1:]
+    bounds = [*starts, len(bits)]
+    for first, end in itertools.pairwise(bounds):
+        assert 1 <= end - first <= MAX_RECORDS_PER_DATAGRAM
+        assert 2 + (sum(bits[first:end]) + 7) // 8 <= MAX_DELTA_BYTES
+        if end < len(bits):  # greedy: the next record would not have fitted
+            fuller = bits[first : end + 1]
+            assert len(fuller) > MAX_RECORDS_PER_DATAGRAM or 2 + (sum(fuller) + 7) // 8 > 1024
+
+
+def test_worst_case_delta_datagram_fits_a_transport_message() -> None:
+    cur = np.frombuffer(b"\x7f" * 24 * 80, dtype=RECORD_DTYPE).copy()
+    cur["id"] = np.arange(80)
+    base = np.zeros(80, dtype=RECORD_DTYPE)
+    base["x"] = base["y"] = base["z"] = 0x8000 + 0x7F7F
+    bits = delta_record_bits(cur, base)
+    starts = delta_datagram_starts(bits)
+    for part in np.split(np.arange(80), starts[1:]):
+        payload = write_delta_datagram(1, cur[part], base[part], np.ones(part.size, int), part * 0)
+        assert len(payload) <= MAX_DELTA_BYTES
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 0xFFFF), st.integers(0, 2**32 - 1))
+def test_update_ack_round_trip(ack: int, bits: int) -> None:
+    payload = write_update_ack(ack, bits)
+    assert len(payload) == 6
+    assert read_update_ack(payload) == (ack, bits)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=20))
+def test_update_ack_garbage_raises_decode_error_only(data: bytes) -> None:
+    try:
+        assert read_update_ack(data) == (
+            int.from_bytes(data[:2], "little"),
+            int.from_bytes(data[2:], "little"),
+        )
+    except DecodeError:
+        assert len(data) != 6
+    with pytest.raises(LocalProtocolError):
+        write_update_ack(70000, 0)

@@ -13,6 +13,17 @@ Ambiguity decisions, pinned in ``tests/interest/test_client.py``:
 * "Changed" means the object's 24-byte quantised record differs from the one last sent, so
   sub-quantum jitter is not sent (``test_unchanged_objects_are_not_sent``).
 * Records for objects this client owns are ignored if a server ever sends them.
+* With the server's ``delta`` encoding (announced in ``Welcome``) the client keeps, per object,
+  the records it decoded by tag and datagram sequence; a record relative to baseline ``b`` shows
+  that the server will never use an older one again (its baselines only move forward), so older
+  entries are pruned, and at most ``KEPT_SENDS`` entries are kept per object. A datagram is
+  acknowledged only if every record in it was decoded, so the server never takes as a baseline
+  a record the client lacks; a datagram more than ``ACK_WINDOW`` sequences older than the newest
+  is dropped unacknowledged, and an older record never overwrites a replica set from a newer
+  datagram. Acks go out in the round after delta datagrams arrived and once more in the next
+  (``test_delta_client_rejects_stale_and_missing``,
+  ``test_delta_client_keeps_a_bounded_number_of_sends``; end to end
+  ``test_server.py::test_delta_encoding_over_lossy_network``).
 """
 
 from __future__ import annotations
@@ -20,12 +31,15 @@ from __future__ import annotations
 import math
 from collections import Counter, deque
 from collections.abc import Sequence
+from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from lagless._types import Address
 from lagless.errors import LocalProtocolError
 from lagless.interest.control import (
+    ACK_CHANNEL,
     CONTROL_CHANNEL,
     UPDATE_CHANNEL,
     AddObject,
@@ -43,15 +57,85 @@ from lagless.interest.control import (
     view_to_message,
 )
 from lagless.interest.policy import ROUND_PERIOD
-from lagless.interest.records import CubeOriObj, pack_records, unpack_records
+from lagless.interest.records import (
+    ACK_WINDOW,
+    MAX_DELTA_CHAIN,
+    CubeOriObj,
+    pack_records,
+    read_delta_datagram,
+    unpack_records,
+    write_update_ack,
+)
 from lagless.interest.session_events import Joined, Kicked, ObjectRemoved, ReplicasUpdated, VfcEvent
 from lagless.interest.view import View
 from lagless.transport import Client
 from lagless.transport.events import MessageReceived
 from lagless.transport.netcode_events import Connected
-from lagless.wire import DecodeError
+from lagless.wire import DecodeError, seq_diff
 
-__all__ = ["VfcClient"]
+__all__ = ["KEPT_SENDS", "VfcClient"]
+
+KEPT_SENDS: Final = 2 * MAX_DELTA_CHAIN  # decoded sends kept per object as possible baselines
+ACK_REPEATS: Final = 2  # rounds that carry an ack after delta datagrams arrived
+
+
+class _DeltaStore:
+    """The client half of the delta encoding: decoded sends by (object, tag), acks to send."""
+
+    def __init__(self) -> None:
+        self.records: dict[tuple[int, int], npt.NDArray[np.void]] = {}
+        self.sends: dict[int, dict[int, int]] = {}  # object id -> tag -> datagram sequence
+        self.applied: dict[int, int] = {}  # object id -> sequence of the replica's record
+        self.newest: int | None = None
+        self.ack_bits = 0
+        self.ack_rounds = 0
+
+    def stale(self, seq: int) -> bool:
+        """Whether datagram ``seq`` is too far behind the newest to decode safely."""
+        return self.newest is not None and seq_diff(self.newest, seq) > ACK_WINDOW
+
+    def keep(self, oid: int, tag: int, base: int, seq: int, record: npt.NDArray[np.void]) -> None:
+        """Store a decoded send and prune the sends older than the baseline it used."""
+        tags = self.sends.setdefault(oid, {})
+        if base and base in tags:
+            floor = tags[base]
+            for old in [t for t, s in tags.items() if seq_diff(s, floor) < 0]:
+                del tags[old]
+                del self.records[(oid, old)]
+        tags.pop(tag, None)
+        tags[tag] = seq
+        self.records[(oid, tag)] = record
+        if len(tags) > KEPT_SENDS:
+            oldest = max(tags, key=lambda t: seq_diff(seq, tags[t]))
+            del tags[oldest]
+            del self.records[(oid, oldest)]
+
+    def newer(self, oid: int, seq: int) -> bool:
+        """Whether a record from datagram ``seq`` is newer than the replica's; records it."""
+        last = self.applied.get(oid)
+        if last is not None and seq_diff(seq, last) <= 0:
+            return False
+        self.applied[oid] = seq
+        return True
+
+    def acknowledge(self, seq: int) -> None:
+        """Mark datagram ``seq`` decoded in full."""
+        if self.newest is None or seq_diff(seq, self.newest) > 0:
+            shift = 0 if self.newest is None else seq_diff(seq, self.newest)
+            bits = (self.ack_bits << shift | 1 << (shift - 1)) if shift else 0
+            self.ack_bits = bits & 0xFFFF_FFFF
+            self.newest = seq
+        else:
+            back = seq_diff(self.newest, seq)
+            if 1 <= back <= 32:
+                self.ack_bits |= 1 << (back - 1)
+        self.ack_rounds = ACK_REPEATS
+
+    def forget(self, oid: int) -> None:
+        """Drop everything held for a deleted object."""
+        for tag in self.sends.pop(oid, {}):
+            del self.records[(oid, tag)]
+        self.applied.pop(oid, None)
 
 
 class VfcClient:
@@ -81,6 +165,7 @@ class VfcClient:
         self._queue: list[Control] = []
         self._events: deque[VfcEvent] = deque()
         self._next_round: float | None = None
+        self._delta: _DeltaStore | None = None
         self.drops: Counter[str] = Counter()
         """Dropped inputs by reason."""
 
@@ -171,6 +256,14 @@ class VfcClient:
         self._updated.clear()
         self._queue.clear()
         self._next_round = None
+        self._delta = None
+
+    @property
+    def encoding(self) -> str | None:
+        """The update encoding the server announced (``records`` or ``delta``), or ``None``."""
+        if self.client_id is None:
+            return None
+        return "records" if self._delta is None else "delta"
 
     # -- sans-I/O shape --------------------------------------------------------------------------
 
@@ -216,6 +309,10 @@ class VfcClient:
 
     def _round(self) -> None:
         """Client round (spec 001 §3.5): send the owned objects whose record changed."""
+        delta = self._delta
+        if delta is not None and delta.ack_rounds and delta.newest is not None:
+            delta.ack_rounds -= 1
+            self.transport.send(ACK_CHANNEL, write_update_ack(delta.newest, delta.ack_bits))
         changed = []
         for oid, last in self._owned.items():
             record = self._pool[oid].to_record()
@@ -234,7 +331,10 @@ class VfcClient:
                 case MessageReceived(channel=ch, payload=p) if ch == CONTROL_CHANNEL:
                     self._on_control(p, now)
                 case MessageReceived(channel=ch, payload=p) if ch == UPDATE_CHANNEL:
-                    self._on_update(p)
+                    if self._delta is None:
+                        self._on_update(p)
+                    else:
+                        self._on_delta(self._delta, p)
                 case _:
                     pass
 
@@ -245,8 +345,9 @@ class VfcClient:
             self.drops["malformed_control"] += 1
             return
         match message:
-            case Welcome(client_id=cid):
+            case Welcome(client_id=cid, encoding=encoding):
                 self.client_id = cid
+                self._delta = _DeltaStore() if encoding == "delta" else None
                 queued, self._queue = self._queue, []
                 for item in queued:
                     self._control(item)
@@ -256,6 +357,8 @@ class VfcClient:
                 self.client_id = cid
             case ObjectDeleted(object_id=oid):
                 if oid not in self._owned:
+                    if self._delta is not None:
+                        self._delta.forget(oid)
                     self._pool.pop(oid, None)
                     self._updated.discard(oid)
                     self._events.append(ObjectRemoved(object_id=oid))
@@ -264,6 +367,7 @@ class VfcClient:
                 self.transport.disconnect()
                 self.client_id = None
                 self._next_round = None
+                self._delta = None
             case _:
                 self.drops["unhandled_control"] += 1
 
@@ -284,6 +388,37 @@ class VfcClient:
                 obj = self._pool[oid] = CubeOriObj(id=oid)
             obj.assign(records[i : i + 1])
             refreshed.append(oid)
+        self._updated.update(refreshed)
+        if refreshed:
+            self._events.append(ReplicasUpdated(object_ids=tuple(refreshed)))
+
+    def _on_delta(self, store: _DeltaStore, payload: bytes) -> None:
+        """Decode a delta datagram against the kept sends; acknowledge it if complete."""
+        try:
+            seq, records, missing = read_delta_datagram(payload, store.records)
+        except DecodeError:
+            self.drops["malformed_update"] += 1
+            return
+        if store.stale(seq):
+            self.drops["stale_update"] += 1
+            return
+        self.drops["missing_baseline"] += missing
+        refreshed = []
+        for item in records:
+            oid = int(item.record["id"][0])
+            if oid in self._owned:
+                self.drops["own_record"] += 1
+                continue
+            store.keep(oid, item.tag, item.base, seq, item.record)
+            if not store.newer(oid, seq):
+                continue
+            obj = self._pool.get(oid)
+            if obj is None:
+                obj = self._pool[oid] = CubeOriObj(id=oid)
+            obj.assign(item.record)
+            refreshed.append(oid)
+        if not missing:
+            store.acknowledge(seq)
         self._updated.update(refreshed)
         if refreshed:
             self._events.append(ReplicasUpdated(object_ids=tuple(refreshed)))

@@ -12,6 +12,9 @@ Ambiguity decisions, pinned in ``tests/interest/test_control.py``:
 * A view travels as radii (metres, the last ``inf``), FoV apex angles (radians) and the κ cells
   row-major as ``[θ s, σ, ν]`` with ``inf`` for a disabled bound; at most ``MAX_CELLS`` cells and
   ``MAX_PIVOTS`` pivots, so a decoder never builds a large view (``test_rejects_huge_view``).
+* Acknowledgements of delta update datagrams are not control messages: they travel on
+  ``ACK_CHANNEL`` (unreliable-sequenced; each repeats the last 33 datagrams, so a lost or late
+  one needs no resend) in the 6-byte form of ``lagless.interest.records.write_update_ack``.
 * Decoding untrusted bytes raises only ``lagless.wire.DecodeError``
   (``test_garbage_raises_decode_error_only``).
 """
@@ -28,6 +31,7 @@ from lagless.interest.view import Kappa, View
 from lagless.wire import DecodeError
 
 __all__ = [
+    "ACK_CHANNEL",
     "CONTROL_CHANNEL",
     "MAX_CELLS",
     "UPDATE_CHANNEL",
@@ -51,6 +55,7 @@ __all__ = [
 
 CONTROL_CHANNEL: Final = 0  # transport channel: reliable-ordered
 UPDATE_CHANNEL: Final = 3  # transport channel: unreliable, no retransmission (spec 001 §3.10)
+ACK_CHANNEL: Final = 2  # transport channel: unreliable-sequenced, client acks of delta datagrams
 MAX_CELLS: Final = 64  # κ cells a SetView may carry
 MAX_PIVOTS: Final = 8  # pivots a SetView may carry
 MAX_CONTROL_BYTES: Final = 4096  # bytes: larger control payloads are rejected before decoding

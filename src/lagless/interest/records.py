@@ -30,11 +30,19 @@ Ambiguity decisions (spec 001 §3.9 leaves the quantisation open), pinned in
   a 2-bit width class (4, 8, 12 or 16 bits, capped at the field width) and the zig-zag of the
   wrapped difference. A delta datagram starts with a 16-bit datagram sequence number
   (``test_delta_round_trip``, ``test_delta_bits_match_writer``).
+* A delta datagram holds at most 37 records and ``MAX_DELTA_BYTES`` = 1024 bytes (one unreliable
+  transport message); ``delta_datagram_starts`` splits a round's records greedily by their
+  measured bits (``test_delta_datagram_starts_respect_both_limits``).
+* The client acknowledges delta datagrams with a 6-byte ``ack u16 | bits u32`` message (the newest
+  datagram sequence it decoded in full, and bit ``i`` for ``ack - 1 - i``), the transport's own
+  ack-field shape (``test_update_ack_round_trip``).
 """
 
 from __future__ import annotations
 
 import math
+import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -47,8 +55,11 @@ from lagless.wire import zero_bitmap_compress as _compress
 from lagless.wire import zero_bitmap_decompress as _decompress
 
 __all__ = [
+    "ACK_WINDOW",
     "CUBE_UNIT",
     "DELTA_FIELDS",
+    "MAX_DELTA_BYTES",
+    "MAX_DELTA_CHAIN",
     "MAX_RECORDS_PER_DATAGRAM",
     "PHYS_FALL",
     "PHYS_FLOOR",
@@ -58,13 +69,16 @@ __all__ = [
     "CubeOriObj",
     "DeltaRecord",
     "compressed_sizes",
+    "delta_datagram_starts",
     "delta_record_bits",
     "dequantise_positions",
     "pack_records",
     "quantise_avatars",
     "read_delta_datagram",
+    "read_update_ack",
     "unpack_records",
     "write_delta_datagram",
+    "write_update_ack",
 ]
 
 RECORD_DTYPE: Final = np.dtype(
@@ -101,6 +115,10 @@ _WIDTHS: Final = tuple(RECORD_DTYPE[name].itemsize * 8 for name in DELTA_FIELDS)
 _CLASS_BITS: Final = (4, 8, 12, 16)
 _DELTA_HEADER_BITS: Final = 16 + 8 + 8 + len(DELTA_FIELDS)
 _SEQ_BITS: Final = 16
+MAX_DELTA_BYTES: Final = 1024  # bytes: one unreliable transport message (DESIGN.md fragments)
+MAX_DELTA_CHAIN: Final = 64  # sends: an older baseline is dropped (well below the 255 tags)
+ACK_WINDOW: Final = 64  # datagrams: older sends are forgotten (server) or dropped (client)
+_UPDATE_ACK: Final = struct.Struct("<HI")
 
 assert RECORD_DTYPE.itemsize == RECORD_SIZE  # invariant: the layout of spec 001 §3.9
 
@@ -466,8 +484,61 @@ def write_delta_datagram(
     return writer.getvalue()
 
 
+def delta_datagram_starts(bits: npt.ArrayLike) -> npt.NDArray[np.intp]:
+    """Split one client's delta records of a round into datagrams, greedily, in order.
+
+    Each datagram holds at most ``MAX_RECORDS_PER_DATAGRAM`` records and, with its 16-bit
+    sequence, at most ``MAX_DELTA_BYTES`` bytes.
+
+    Args:
+        bits: bits of each record (``delta_record_bits``), shape (n,).
+
+    Returns:
+        Index of the first record of each datagram, ascending (empty for no records).
+
+    >>> delta_datagram_starts([4000, 4000, 4000, 100]).tolist()
+    [0, 2]
+    """
+    b = np.asarray(bits, dtype=np.int64).reshape(-1)
+    budget = 8 * MAX_DELTA_BYTES - _SEQ_BITS
+    starts: list[int] = []
+    first = 0
+    while first < b.shape[0]:
+        starts.append(first)
+        window = np.cumsum(b[first : first + MAX_RECORDS_PER_DATAGRAM])
+        first += max(1, int(np.searchsorted(window, budget, side="right")))
+    return np.asarray(starts, dtype=np.intp)
+
+
+def write_update_ack(ack: int, bits: int) -> bytes:
+    """Encode the client's acknowledgement of delta datagrams (6 bytes).
+
+    Args:
+        ack: the newest datagram sequence decoded in full, 0-65535.
+        bits: bit ``i`` set when datagram ``ack - 1 - i`` was decoded in full, 32 bits.
+
+    >>> write_update_ack(258, 1).hex()
+    '020101000000'
+    """
+    if not 0 <= ack <= 0xFFFF or not 0 <= bits <= 0xFFFF_FFFF:
+        raise LocalProtocolError(f"ack must be 0-65535 and bits 32-bit, got {ack}, {bits}")
+    return _UPDATE_ACK.pack(ack, bits)
+
+
+def read_update_ack(payload: bytes) -> tuple[int, int]:
+    """Decode an acknowledgement (untrusted bytes) into ``(ack, bits)``.
+
+    Raises:
+        DecodeError: not exactly 6 bytes.
+    """
+    if len(payload) != _UPDATE_ACK.size:
+        raise DecodeError(f"an update ack is {_UPDATE_ACK.size} bytes, got {len(payload)}")
+    ack, bits = _UPDATE_ACK.unpack(payload)
+    return int(ack), int(bits)
+
+
 def read_delta_datagram(
-    payload: bytes, baseline_of: dict[tuple[int, int], npt.NDArray[np.void]]
+    payload: bytes, baseline_of: Mapping[tuple[int, int], npt.NDArray[np.void]]
 ) -> tuple[int, list[DeltaRecord], int]:
     """Decode a delta datagram (untrusted bytes).
 

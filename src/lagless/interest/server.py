@@ -16,8 +16,18 @@ Ambiguity decisions, pinned in ``tests/interest/test_server.py``:
 * An update record for an object the sender does not own, or a malformed datagram, is counted in
   ``drops`` by reason and ignored (``test_foreign_records_are_dropped``).
 * ``kick`` sends ``Kick`` reliably and frees the slot ``kick_grace`` seconds later.
-* Update encoding on this path is the thesis's (``records``); the quantised delta codec of
-  ``lagless.interest.records`` is measured in the lab (``vfc/delta``).
+* ``encoding="records"`` (default) sends the thesis's bitmap-compressed records;
+  ``encoding="delta"`` sends each record as its quantised difference from the last value that
+  client acknowledged (``Welcome`` tells the client which). Acknowledgement is at the application
+  level, not the transport's ``PacketDelivered``: the transport reports packet sequences and
+  does not say which packet carried an unreliable message. The client answers every round in
+  which delta datagrams arrived (and the next round again) with ``write_update_ack`` on
+  ``ACK_CHANNEL``; an acknowledged record becomes the (client, object) baseline only if it is
+  newer than the current one, so baselines never move back and a lost datagram never becomes a
+  baseline. A baseline older than ``MAX_DELTA_CHAIN`` sends is dropped (the next send is
+  absolute), and sends not acknowledged within ``ACK_WINDOW`` datagrams are forgotten, which
+  bounds the state and lets a client that lost a baseline recover
+  (``test_delta_encoding_over_lossy_network``, ``test_delta_baselines_only_from_acks``).
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ from __future__ import annotations
 import math
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +43,7 @@ import numpy.typing as npt
 from lagless._types import Address
 from lagless.errors import ConfigError, LocalProtocolError
 from lagless.interest.control import (
+    ACK_CHANNEL,
     CONTROL_CHANNEL,
     UPDATE_CHANNEL,
     AddObject,
@@ -52,13 +64,19 @@ from lagless.interest.control import (
 )
 from lagless.interest.policy import ROUND_PERIOD
 from lagless.interest.records import (
+    ACK_WINDOW,
     CUBE_UNIT,
+    MAX_DELTA_CHAIN,
     RECORD_DTYPE,
     RECORD_SIZE,
+    delta_datagram_starts,
+    delta_record_bits,
     dequantise_headings,
     dequantise_positions,
     pack_records,
+    read_update_ack,
     unpack_records,
+    write_delta_datagram,
 )
 from lagless.interest.session_events import (
     ClientJoined,
@@ -75,7 +93,10 @@ from lagless.transport.events import MessageReceived
 from lagless.transport.netcode_events import ClientDisconnected
 from lagless.wire import DecodeError
 
-__all__ = ["VfcServer", "VfcServerConfig"]
+__all__ = ["ENCODINGS", "VfcServer", "VfcServerConfig"]
+
+ENCODINGS: Final = ("records", "delta")
+_ACK_BITS: Final = 32  # datagrams before ``ack`` an acknowledgement covers
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,6 +109,9 @@ class VfcServerConfig:
     """View of a client that never sent ``SetView`` (Table 5.1, 1 unit = 0.125 m)."""
     kick_grace: float = 0.5
     """Seconds between sending ``Kick`` and freeing the slot."""
+    encoding: str = "records"
+    """Update datagrams: ``records`` (thesis, §4.5) or ``delta`` (quantised delta against the
+    last value the client acknowledged; lagless's improvement)."""
 
     def __post_init__(self) -> None:
         """Validate.
@@ -101,6 +125,51 @@ class VfcServerConfig:
             raise ConfigError(f"kick_grace must be >= 0 seconds, got {self.kick_grace!r}")
         if not isinstance(self.default_view, View):
             raise ConfigError(f"default_view must be a View, got {self.default_view!r}")
+        if self.encoding not in ENCODINGS:
+            raise ConfigError(f"encoding must be one of {ENCODINGS}, got {self.encoding!r}")
+
+
+class _Baselines:
+    """One client's delta state: acknowledged baselines and the sends awaiting an ack.
+
+    Arrays are indexed by the policy's object index; ``sends`` counts the sends of each object to
+    this client (send ``k`` carries tag ``k % 255 + 1``), ``base_send`` is the send number of
+    the baseline (-1: none yet) and ``valid`` says whether the baseline may be used.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.records = np.zeros(capacity, dtype=RECORD_DTYPE)
+        self.valid = np.zeros(capacity, dtype=np.bool_)
+        self.base_send = np.full(capacity, -1, dtype=np.int64)
+        self.sends = np.zeros(capacity, dtype=np.int64)
+        self.seq = 0
+        self.inflight: dict[
+            int,
+            tuple[
+                npt.NDArray[np.intp],
+                npt.NDArray[np.int64],
+                npt.NDArray[np.int64],
+                npt.NDArray[np.void],
+            ],
+        ] = {}
+
+    def grow(self, capacity: int) -> None:
+        old = self.records.shape[0]
+        if capacity <= old:
+            return
+        records = np.zeros(capacity, dtype=RECORD_DTYPE)
+        records[:old] = self.records
+        self.records = records
+        self.valid = np.concatenate([self.valid, np.zeros(capacity - old, dtype=np.bool_)])
+        self.base_send = np.concatenate([self.base_send, np.full(capacity - old, -1, np.int64)])
+        self.sends = np.concatenate([self.sends, np.zeros(capacity - old, dtype=np.int64)])
+
+    def forget(self, index: int) -> None:
+        """The object at ``index`` was removed: its next incarnation starts from scratch."""
+        if index < self.records.shape[0]:
+            self.valid[index] = False
+            self.base_send[index] = -1
+            self.sends[index] = 0
 
 
 class VfcServer:
@@ -125,6 +194,8 @@ class VfcServer:
         self._wire_ids: dict[int, int] = {}
         self._owner: dict[int, int] = {}
         self._records = np.zeros(16, dtype=RECORD_DTYPE)
+        self._generation = np.zeros(16, dtype=np.int64)
+        self._baselines: dict[int, _Baselines] = {}
         self._explicit_pivots: set[int] = set()
         self._kicks: dict[int, float] = {}
         self._events: deque[VfcEvent] = deque()
@@ -251,6 +322,8 @@ class VfcServer:
                     ch == UPDATE_CHANNEL
                 ):
                     self._on_update(slot, p, now)
+                case MessageReceived(client_index=slot, channel=ch, payload=p) if ch == ACK_CHANNEL:
+                    self._on_ack(slot, p)
                 case ClientDisconnected(client_index=slot):
                     self._leave(slot)
                 case _:
@@ -296,7 +369,9 @@ class VfcServer:
         while public in self._public.values():
             public += 1
         self._public[client] = public
-        self._send_control(slot, Welcome(client_id=public, encoding="records"))
+        self._send_control(slot, Welcome(client_id=public, encoding=self.config.encoding))
+        if self.config.encoding == "delta":
+            self._baselines[client] = _Baselines(self._records.shape[0])
         if self._next_round is None:
             self._next_round = now + self.config.round_period
         self._events.append(ClientJoined(client_id=public))
@@ -310,6 +385,7 @@ class VfcServer:
         for oid in [o for o, owner in self._owner.items() if owner == client]:
             self._remove(oid)
         self.policy.remove_client(client)
+        self._baselines.pop(client, None)
         self._explicit_pivots.discard(client)
         public = self._public.pop(client)
         self._events.append(ClientLeft(client_id=public))
@@ -325,9 +401,15 @@ class VfcServer:
             return
         index = self.policy.add_object(owner=client)
         if index >= self._records.shape[0]:
+            size = self._records.shape[0]
             grown = np.zeros(2 * (index + 1), dtype=RECORD_DTYPE)
-            grown[: self._records.shape[0]] = self._records
+            grown[:size] = self._records
             self._records = grown
+            self._generation = np.concatenate(
+                [self._generation, np.zeros(grown.shape[0] - size, dtype=np.int64)]
+            )
+            for state in self._baselines.values():
+                state.grow(grown.shape[0])
         self._objects[oid] = index
         self._wire_ids[index] = oid
         self._owner[oid] = client
@@ -347,6 +429,9 @@ class VfcServer:
         del self._wire_ids[index]
         owner = self._owner.pop(oid)
         self.policy.remove_object(index)
+        self._generation[index] += 1
+        for state in self._baselines.values():
+            state.forget(index)
         for other, slot in self._client_slot.items():
             if other != owner:
                 self._send_control(slot, ObjectDeleted(object_id=oid))
@@ -403,6 +488,61 @@ class VfcServer:
             slot = self._client_slot.get(client)
             if slot is None:
                 continue
-            for payload in pack_records(self._records[plan.objects_for(client)]):
+            objects = plan.objects_for(client)
+            state = self._baselines.get(client)
+            if state is None:
+                payloads = pack_records(self._records[objects])
+            else:
+                payloads = self._delta_payloads(state, objects)
+            for payload in payloads:
                 self.bytes_out[UPDATE_CHANNEL] += len(payload)
                 self.transport.send(slot, UPDATE_CHANNEL, payload)
+
+    def _delta_payloads(self, state: _Baselines, objects: npt.NDArray[np.intp]) -> list[bytes]:
+        """Delta datagrams of one client's due objects; remember each send until acked."""
+        sends = state.sends[objects].copy()
+        state.sends[objects] += 1
+        state.valid[objects] &= sends - state.base_send[objects] <= MAX_DELTA_CHAIN
+        use = state.valid[objects]
+        records = self._records[objects]
+        baselines = state.records[objects]
+        baselines[~use] = np.zeros(1, dtype=RECORD_DTYPE)
+        tags = sends % 255 + 1
+        bases = np.where(use, state.base_send[objects] % 255 + 1, 0)
+        generation = self._generation[objects]
+        starts = delta_datagram_starts(delta_record_bits(records, baselines))
+        payloads = []
+        for part in np.split(np.arange(objects.shape[0]), starts[1:]):
+            seq = state.seq
+            state.seq = (seq + 1) & 0xFFFF
+            state.inflight.pop((seq - ACK_WINDOW) & 0xFFFF, None)
+            state.inflight[seq] = (objects[part], sends[part], generation[part], records[part])
+            payloads.append(
+                write_delta_datagram(seq, records[part], baselines[part], tags[part], bases[part])
+            )
+        return payloads
+
+    def _on_ack(self, slot: int, payload: bytes) -> None:
+        """Advance baselines to the acknowledged sends that are newer than them."""
+        client = self._slot_client.get(slot)
+        state = None if client is None else self._baselines.get(client)
+        if state is None:
+            self.drops["unexpected_ack"] += 1
+            return
+        try:
+            ack, bits = read_update_ack(payload)
+        except DecodeError:
+            self.drops["malformed_ack"] += 1
+            return
+        for back in range(_ACK_BITS + 1):
+            if back and not bits >> (back - 1) & 1:
+                continue
+            entry = state.inflight.pop((ack - back) & 0xFFFF, None)
+            if entry is None:
+                continue
+            objects, sends, generation, records = entry
+            newer = (generation == self._generation[objects]) & (sends > state.base_send[objects])
+            chosen = objects[newer]
+            state.records[chosen] = records[newer]
+            state.base_send[chosen] = sends[newer]
+            state.valid[chosen] = True

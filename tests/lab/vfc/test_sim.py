@@ -39,3 +39,22 @@ def test_bad_config() -> None:
         RunConfig(map="wcd", players=1)
     with pytest.raises(ConfigError):
         RunConfig(map="wcd", players=4, view="wide")
+
+
+def test_client_incoming_spread() -> None:
+    cfg = RunConfig(map="wcd", players=12, seconds=2.0)
+    vfc = simulate(cfg, rng=np.random.default_rng(0))
+    bcast = simulate(
+        RunConfig(map="wcd", players=12, seconds=2.0, policy="broadcast"),
+        rng=np.random.default_rng(0),
+    ).row
+    row = vfc.row
+    assert row["client_ratio_min"] < row["client_ratio_mean"] < row["client_ratio_max"]  # type: ignore[operator]
+    # the ratio of the mean rates lies within the per-client range
+    assert row["client_ratio_min"] <= row["client_ratio"] <= row["client_ratio_max"]  # type: ignore[operator]
+    # VFC's incoming rate drifts more over 0.33 s windows than broadcast's near-constant one
+    assert row["client_in_cv"] > 3 * row["broadcast_client_in_cv"]  # type: ignore[operator]
+    assert bcast["client_in_cv"] < 0.05  # type: ignore[operator]
+    assert abs(bcast["client_ratio_max"] - bcast["client_ratio_min"]) < 0.01  # type: ignore[operator]
+    assert row["rounds"] == round(2.0 / 0.033)
+    assert row["round_ms_avg"] is None

@@ -26,6 +26,17 @@ Accounting decisions (spec 001 §5.1, §6.2; pinned in ``tests/lab/vfc/test_sim.
 * The first ``warmup`` seconds (initial snapshot) are excluded from every figure.
 * Delta encoding: acknowledgements reach the server ``ack_rounds`` rounds after a delivered send;
   a lost datagram is never acknowledged, so its records never become baselines.
+* Client incoming (E3): each client's own bytes (with headers) against what broadcast would
+  have sent it (every other client's changed update, ``4 + nonzero`` bytes, its headers packed
+  37 records a datagram), so ``client_ratio_min`` / ``_max`` / ``_mean`` spread over clients
+  (``client_ratio`` stays the ratio of the means). ``client_in_cv`` (and
+  ``broadcast_client_in_cv``) is the coefficient of variation of a client's incoming bytes over
+  consecutive ``RATE_WINDOW`` windows of 10 rounds (0.33 s, one full cycle of the slowest θ of
+  Table 5.1, so it measures the rate's drift, not the round-by-round sawtooth), averaged over
+  clients; an incomplete last window is left out (``test_client_incoming_spread``).
+* ``round_ms_avg`` is always ``None`` here: the measured server-round time is wall-clock and
+  lives only in ``timings.json`` (see ``lagless.lab.experiments.vfc``); ``rounds`` is the
+  number of measured rounds it divides by.
 * Events (E7): every jump is a positional sound (radius 300 units, 6 bytes) and every bot fires
   once a second a shot (20 bytes) along its look direction, 0-50 m long, filtered with zone ≤ 1;
   filtered bytes are ``size × (N - relevant)`` with the sender counted relevant (§5.1).
@@ -69,7 +80,7 @@ from lagless.interest.records import (
     dequantise_positions,
 )
 
-__all__ = ["HEADER_BYTES", "RunConfig", "RunResult", "simulate"]
+__all__ = ["HEADER_BYTES", "RATE_WINDOW", "RunConfig", "RunResult", "simulate"]
 
 HEADER_BYTES: Final = 28  # bytes: IPv4 (20) + UDP (8) header per datagram
 ROUND: Final = 0.033  # seconds (spec 001 §2.9)
@@ -81,6 +92,7 @@ SHOT_BYTES: Final = 20  # bytes of a shot-effect event (assumption, Cube 2 N_SHO
 SHOT_RATE: Final = 1.0  # shots per second per bot
 SHOT_RANGE: Final = 50.0  # metres
 SHOT_MAX_ZONE: Final = 1
+RATE_WINDOW: Final = 10  # rounds: 0.33 s, one cycle of the slowest θ (300 ms) of Table 5.1
 VIEWS: Final[dict[str, Callable[[float], View]]] = {
     "normal": normal_view,
     "zoom": zoom_view,
@@ -285,6 +297,8 @@ def simulate(
     )
     event_bytes = dict.fromkeys(("sound_total", "sound_sent", "shot_total", "shot_sent"), 0)
     client_in = np.zeros(n)
+    client_rounds: list[npt.NDArray[np.float64]] = []
+    bcast_rounds: list[npt.NDArray[np.float64]] = []
     series: list[float] = []
     start_stats = policy.statistics()
     now = 0.0
@@ -346,6 +360,11 @@ def simulate(
                 clients[starts], weights=sizes + HEADER_BYTES, minlength=n
             ).astype(np.float64)
             client_in += round_in
+            client_rounds.append(round_in)
+            own = np.where(changed_mask, 4 + nonzero, 0)
+            bcast_rounds.append(
+                (own.sum() - own) + HEADER_BYTES * np.ceil(per_recipient / MAX_RECORDS_PER_DATAGRAM)
+            )
             series.append(float(round_in[0]))
             delta = replica - truth[None, :, :]
             err = np.sqrt(np.einsum("ijk,ijk->ij", delta, delta))
@@ -360,6 +379,7 @@ def simulate(
     seconds = (total_rounds - warm_rounds) * ROUND
     end_stats = policy.statistics()
     row = _row(cfg, sums, client_in, seconds, errors, event_bytes)
+    row.update(_client_spread(client_rounds, bcast_rounds))
     names = {
         Trigger.FIRST: "first",
         Trigger.THETA: "theta",
@@ -382,6 +402,34 @@ def simulate(
         record_bytes=round(per_record, 4),
         client_in_series=series,
     )
+
+
+def _cv(per_round: list[npt.NDArray[np.float64]]) -> float | None:
+    """Mean over clients of the coefficient of variation of incoming bytes per window."""
+    windows = len(per_round) // RATE_WINDOW
+    if windows < 2:
+        return None
+    stacked = np.stack(per_round[: windows * RATE_WINDOW])
+    sums = stacked.reshape(windows, RATE_WINDOW, -1).sum(axis=1)
+    mean = sums.mean(axis=0)
+    cv = np.divide(sums.std(axis=0), mean, out=np.zeros_like(mean), where=mean > 0)
+    return round(float(cv.mean()), 4)
+
+
+def _client_spread(
+    client_rounds: list[npt.NDArray[np.float64]], bcast_rounds: list[npt.NDArray[np.float64]]
+) -> dict[str, float | int | str | None]:
+    """Per-client incoming ratios and the rates' variation over time (E3)."""
+    got = np.stack(client_rounds).sum(axis=0)
+    full = np.stack(bcast_rounds).sum(axis=0)
+    ratios = full[got > 0] / got[got > 0]
+    return {
+        "client_ratio_min": round(float(ratios.min()), 4) if ratios.size else None,
+        "client_ratio_max": round(float(ratios.max()), 4) if ratios.size else None,
+        "client_ratio_mean": round(float(ratios.mean()), 4) if ratios.size else None,
+        "client_in_cv": _cv(client_rounds),
+        "broadcast_client_in_cv": _cv(bcast_rounds),
+    }
 
 
 def _events(
@@ -453,5 +501,6 @@ def _row(
     row.update(errors.row())
     row["event_sent_kBps"] = rate(events["sound_sent"] + events["shot_sent"])
     row["event_unfiltered_kBps"] = rate(events["sound_total"] + events["shot_total"])
+    row["rounds"] = round(seconds / ROUND)
     row["round_ms_avg"] = None
     return row
