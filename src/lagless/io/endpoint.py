@@ -83,7 +83,37 @@ class _Driver(Generic[T]):
             event = self.obj.next_event()
 
 
-class AsyncEndpoint(Generic[T]):
+class _FrontEnd(Generic[T]):
+    """What both front ends offer the application: the object, its address, clock and verbs."""
+
+    _driver: _Driver[T]
+
+    @property
+    def obj(self) -> T:
+        """The protocol object being driven."""
+        return self._driver.obj
+
+    @property
+    def address(self) -> Address:
+        """The local address the socket is bound to (port 0 resolved)."""
+        return self._driver.address
+
+    def now(self) -> float:
+        """The driver's clock, seconds (the ``now`` the object sees)."""
+        return self._driver.now()
+
+    def call(self, fn: Callable[[T], R]) -> R:
+        """Run ``fn(obj)`` now (an application verb such as ``send``), pump, return its result."""
+        result = fn(self._driver.obj)
+        self.flush()
+        return result
+
+    def flush(self) -> None:
+        """Pump the object now: after calling its verbs directly (``ep.obj.send(...)``)."""
+        self._driver.flush()
+
+
+class AsyncEndpoint(_FrontEnd[T]):
     """Drive ``obj`` on a real UDP socket inside a running asyncio (or uvloop) event loop.
 
     Use `open_endpoint` to make one. All methods must be called from the loop's thread.
@@ -98,27 +128,6 @@ class AsyncEndpoint(Generic[T]):
         self._remove_reader = add_datagram_reader(loop, sock, self._on_datagram)
         self._closed = False
         self._after_input()
-
-    @property
-    def obj(self) -> T:
-        """The protocol object being driven."""
-        return self._driver.obj
-
-    @property
-    def address(self) -> Address:
-        """The local address the socket is bound to (port 0 resolved)."""
-        return self._driver.address
-
-    def now(self) -> float:
-        """The loop's clock, seconds (the ``now`` the object sees)."""
-        return self._loop.time()
-
-    def call(self, fn: Callable[[T], R]) -> R:
-        """Run ``fn(obj)`` now (an application verb such as ``send``), pump, return its result."""
-        result = fn(self._driver.obj)
-        self._driver.flush()
-        self._after_input()
-        return result
 
     def flush(self) -> None:
         """Pump the object now: after calling its verbs directly (``ep.obj.send(...)``)."""
@@ -228,7 +237,7 @@ def open_endpoint(obj: T, local: Address | str = "127.0.0.1:0") -> AsyncEndpoint
     return AsyncEndpoint(obj, sock, asyncio.get_running_loop())
 
 
-class PollEndpoint(Generic[T]):
+class PollEndpoint(_FrontEnd[T]):
     """Drive ``obj`` on a real UDP socket from a game loop: call `pump` once per frame.
 
     Args:
@@ -246,30 +255,6 @@ class PollEndpoint(Generic[T]):
     ) -> None:
         self._driver = _Driver(obj, open_udp_socket(local, field="local"), clock)
         self._buffer = bytearray(MAX_DATAGRAM)
-        self._driver.flush()
-
-    @property
-    def obj(self) -> T:
-        """The protocol object being driven."""
-        return self._driver.obj
-
-    @property
-    def address(self) -> Address:
-        """The local address the socket is bound to (port 0 resolved)."""
-        return self._driver.address
-
-    def now(self) -> float:
-        """The endpoint's clock, seconds (the ``now`` the object sees)."""
-        return self._driver.now()
-
-    def call(self, fn: Callable[[T], R]) -> R:
-        """Run ``fn(obj)`` now (an application verb such as ``send``), pump, return its result."""
-        result = fn(self._driver.obj)
-        self._driver.flush()
-        return result
-
-    def flush(self) -> None:
-        """Send what the object queued now: after calling its verbs directly."""
         self._driver.flush()
 
     def pump(self) -> list[object]:

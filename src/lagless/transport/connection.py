@@ -74,7 +74,6 @@ from lagless.errors import ConfigError
 from lagless.transport.acks import (
     ACK_HEADER_SIZE,
     AckConfig,
-    AckHeader,
     AckTracker,
     PacketAcked,
     ReceiveStatus,
@@ -484,13 +483,8 @@ class Connection:
         extras: list[bytes] = []
         sequence = self._acks.next_sequence
         if ack_only:
-            header = self._acks.next_send(now, OVERHEAD)
             self._ack_only.add(sequence)
-            self._ack_due = None
-            self._unacked = 0
-            self._sent += 1
-            self._bandwidth.on_sent(now, OVERHEAD)
-            return encode_header(header) + _FLAGS.pack(0)
+            return self._seal(now, 0, b"")
         if self._next_time_request is not None and self._next_time_request <= now:
             flags |= FLAG_TIME_REQUEST
             extras.append(encode_time_message(TimeRequest(client_time=now)))
@@ -505,13 +499,17 @@ class Connection:
             )
             self._time_response = None
         body = self._messages.write_packet(sequence, now) or b""
-        size = OVERHEAD + sum(len(extra) for extra in extras) + len(body)
-        header: AckHeader = self._acks.next_send(now, size)
+        return self._seal(now, flags, b"".join((*extras, body)))
+
+    def _seal(self, now: float, flags: int, rest: bytes) -> bytes:
+        """Prefix the ack header and flags to ``rest``; record the packet as sent."""
+        size = OVERHEAD + len(rest)
+        header = self._acks.next_send(now, size)
         self._ack_due = None
         self._unacked = 0
         self._sent += 1
         self._bandwidth.on_sent(now, size)
-        return b"".join((encode_header(header), _FLAGS.pack(flags), *extras, body))
+        return b"".join((encode_header(header), _FLAGS.pack(flags), rest))
 
     def _collect(self, now: float) -> None:
         """Turn ack notifications into message-layer updates, estimates and events."""
