@@ -5,44 +5,33 @@ import pytest
 from lagless.netsim import Fate, PacketRecord, Trace
 
 
+def _record(
+    seq: int,
+    dst_host: str,
+    size: int,
+    sent_at: float,
+    fate: Fate,
+    arrived_at: float | None,
+    *,
+    duplicate: bool,
+) -> PacketRecord:
+    return PacketRecord(
+        seq=seq,
+        src=("a", 1),
+        dst=(dst_host, 2),
+        size=size,
+        sent_at=sent_at,
+        fate=fate,
+        arrived_at=arrived_at,
+        duplicate=duplicate,
+    )
+
+
 def make_trace() -> Trace:
     trace = Trace()
-    trace.record(
-        PacketRecord(
-            seq=0,
-            src=("a", 1),
-            dst=("b", 2),
-            size=10,
-            sent_at=0.1,
-            fate=Fate.DELIVERED,
-            arrived_at=0.1 + 1 / 3,
-            duplicate=False,
-        )
-    )
-    trace.record(
-        PacketRecord(
-            seq=0,
-            src=("a", 1),
-            dst=("b", 2),
-            size=10,
-            sent_at=0.1,
-            fate=Fate.DELIVERED,
-            arrived_at=0.45,
-            duplicate=True,
-        )
-    )
-    trace.record(
-        PacketRecord(
-            seq=1,
-            src=("a", 1),
-            dst=("b,c", 2),
-            size=0,
-            sent_at=1e-9,
-            fate=Fate.BURST_LOST,
-            arrived_at=None,
-            duplicate=False,
-        )
-    )
+    trace.record(_record(0, "b", 10, 0.1, Fate.DELIVERED, 0.1 + 1 / 3, duplicate=False))
+    trace.record(_record(0, "b", 10, 0.1, Fate.DELIVERED, 0.45, duplicate=True))
+    trace.record(_record(1, "b,c", 0, 1e-9, Fate.BURST_LOST, None, duplicate=False))
     return trace
 
 

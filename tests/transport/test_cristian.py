@@ -21,8 +21,8 @@ from lagless.transport.clocksync import (
     decode_time_message,
     encode_time_message,
 )
+from tests.transport.clock_sim import TRUE_OFFSET, round_trips
 
-TRUE_OFFSET = 12.345  # seconds, server clock - client clock
 EPOCH = 7000.0  # client-local seconds at the start of each simulation
 JUMP_ONLY = CristianConfig(slew_rate=0.0)
 
@@ -41,20 +41,17 @@ def simulate(
 
     The server holds each request for ``hold`` seconds and stamps ``T`` when it replies.
     """
-    t_send = EPOCH + interval * np.arange(n)
-    u = rng.uniform(up[0] - up[1], up[0] + up[1], n)
-    d = rng.uniform(down[0] - down[1], down[0] + down[1], n)
-    t_reply = t_send + u + hold
-    t_receive = t_reply + d
-    errors = np.empty(n)
-    for k, i in enumerate(np.argsort(t_receive, kind="stable")):
-        clock.on_sample(
-            float(t_send[i]),
-            float(t_reply[i] + TRUE_OFFSET),
-            float(t_receive[i]),
-            processing_time=hold,
-        )
-        errors[k] = clock.applied_offset(float(t_receive[i])) - TRUE_OFFSET
+    _, errors = round_trips(
+        clock,
+        rng,
+        epoch=EPOCH,
+        true_offset=lambda t: np.full_like(t, TRUE_OFFSET),
+        n=n,
+        interval=interval,
+        up=up,
+        down=down,
+        hold=hold,
+    )
     return errors
 
 

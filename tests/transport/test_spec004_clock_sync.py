@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from lagless.errors import ConfigError
 from lagless.transport.clocksync import Spec004Clock, Spec004ClockConfig
+from tests.transport.clock_sim import TRUE_OFFSET, round_trips
 
-TRUE_OFFSET = 12.345  # seconds, server clock - client clock
 EPOCH = 5000.0  # client-local seconds at the start of each simulation
 JUMP_ONLY = Spec004ClockConfig(slew_rate=0.0)
 
@@ -38,18 +38,16 @@ def simulate(
     def true_offset(t: np.ndarray) -> np.ndarray:
         return TRUE_OFFSET + drift * (t - EPOCH) + np.where(t >= step_at, step, 0.0)
 
-    t_send = EPOCH + interval * np.arange(n)
-    u = rng.uniform(up[0] - up[1], up[0] + up[1], n)
-    d = rng.uniform(down[0] - down[1], down[0] + down[1], n)
-    t_arrive = t_send + u
-    server = t_arrive + true_offset(t_arrive)
-    t_receive = t_arrive + d
-    order = np.argsort(t_receive, kind="stable")
-    errors = np.empty(n)
-    for k, i in enumerate(order):
-        clock.on_sample(float(t_send[i]), float(server[i]), float(t_receive[i]))
-        errors[k] = clock.applied_offset(float(t_receive[i])) - true_offset(t_receive[i])
-    return t_receive[order], errors
+    return round_trips(
+        clock,
+        rng,
+        epoch=EPOCH,
+        true_offset=true_offset,
+        n=n,
+        interval=interval,
+        up=up,
+        down=down,
+    )
 
 
 def test_first_sample_sets_clock() -> None:

@@ -3,7 +3,9 @@
 Implements the comparison points of spec 001: the "original" full-broadcast mode of §6.1 item 15
 (every changed object goes to the N-1 other clients each round, the thesis's baseline for
 every traffic ratio) and the all-or-nothing AoI filters VFC is contrasted with (§1, §2.4). They
-share ``PolicyCore`` with ``VfcPolicy``, so a server swaps them freely; the view is stored (for
+share ``PolicyCore`` with ``VfcPolicy``, so a server swaps them freely; aura and grid share
+``_ProximityPolicy`` and differ only in what "near a pivot" means; all three share
+``filter_shot`` (``_BaselinePolicy``). The view is stored (for
 ``view_of``) but does not affect their decisions.
 
 Ambiguity decisions, pinned in ``tests/interest/test_baselines.py``:
@@ -24,17 +26,54 @@ Ambiguity decisions, pinned in ``tests/interest/test_baselines.py``:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
 
 from lagless.errors import ConfigError, LocalProtocolError
-from lagless.interest.core import BoolArray, PolicyCore
+from lagless.interest.core import BoolArray, FloatArray, PolicyCore
+from lagless.interest.events import within_radius
 from lagless.interest.policy import InterestConfig
 
 
-class BroadcastPolicy(PolicyCore):
+class _BaselinePolicy(PolicyCore):
+    """A policy that ignores the view: a shot reaches the clients concerned by either end."""
+
+    def __init__(self, config: InterestConfig | None) -> None:
+        """Create an empty policy.
+
+        Args:
+            config: sizes and timing; ``InterestConfig()`` when omitted.
+        """
+        super().__init__(InterestConfig() if config is None else config, value_dims=0)
+
+    def filter_shot(
+        self, origin: npt.ArrayLike, destination: npt.ArrayLike, max_zone: int
+    ) -> BoolArray:
+        """Clients concerned by the origin or the destination (see the class docstring).
+
+        Args:
+            origin: shot origin in metres, shape (dim,).
+            destination: shot destination in metres, shape (dim,).
+            max_zone: ignored by this baseline (must be ≥ 0).
+
+        Returns:
+            Boolean mask indexed by client id.
+        """
+        if max_zone < 0:
+            raise LocalProtocolError(f"max_zone must be a zone index >= 0, got {max_zone!r}")
+        return self._near_origin(origin, "origin") | self._near_origin(destination, "destination")
+
+    def _near_origin(self, point: npt.ArrayLike, name: str) -> BoolArray:
+        """Mask by client id: the client is concerned by ``point`` (validated as ``name``)."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+
+class BroadcastPolicy(_BaselinePolicy):
     """Full broadcast (spec 001 §6.1 item 15): every changed object to every other client.
+
+    Every registered client is concerned by every shot (no filtering).
 
     >>> b = BroadcastPolicy()
     >>> c0, c1 = b.add_client(), b.add_client()
@@ -50,25 +89,10 @@ class BroadcastPolicy(PolicyCore):
         Args:
             config: sizes and timing; ``InterestConfig()`` when omitted.
         """
-        super().__init__(InterestConfig() if config is None else config, value_dims=0)
+        super().__init__(config)
 
-    def filter_shot(
-        self, origin: npt.ArrayLike, destination: npt.ArrayLike, max_zone: int
-    ) -> BoolArray:
-        """Every registered client is concerned by every shot (no filtering).
-
-        Args:
-            origin: shot origin in metres, shape (dim,).
-            destination: shot destination in metres, shape (dim,).
-            max_zone: ignored by this baseline (must be ≥ 0).
-
-        Returns:
-            Boolean mask indexed by client id.
-        """
-        self._point(origin, "origin")
-        self._point(destination, "destination")
-        if max_zone < 0:
-            raise LocalProtocolError(f"max_zone must be a zone index >= 0, got {max_zone!r}")
+    def _near_origin(self, point: npt.ArrayLike, name: str) -> BoolArray:
+        self._point(point, name)
         return self._client_active[: self._clients.slots].copy()
 
     def _decide(
@@ -77,7 +101,47 @@ class BroadcastPolicy(PolicyCore):
         return candidate, None
 
 
-class AuraPolicy(PolicyCore):
+class _ProximityPolicy(_BaselinePolicy):
+    """Aura and grid: an object (or a shot's origin or destination) reaches clients near a pivot.
+
+    Subclasses define nearness with ``_near_origin`` (one point against every pivot) and
+    ``_near_pivots`` (every object against one pivot slot).
+    """
+
+    def __init__(self, size: float, name: str, config: InterestConfig | None) -> None:
+        """Validate the policy's size and create an empty policy.
+
+        Args:
+            size: the aura radius or the grid cell side in metres (> 0).
+            name: the constructor argument ``size`` came from, for the error message.
+            config: sizes and timing; ``InterestConfig()`` when omitted.
+
+        Raises:
+            ConfigError: size is not a finite number > 0.
+        """
+        if not 0.0 < size < math.inf:
+            raise ConfigError(f"{name} must be a finite number of metres > 0, got {size!r}")
+        super().__init__(config)
+
+    def _decide(
+        self, now: float, candidate: BoolArray, first: BoolArray
+    ) -> tuple[BoolArray, tuple[BoolArray, BoolArray, BoolArray] | None]:
+        near = np.zeros(candidate.shape, dtype=np.bool_)
+        near_pivot = self._near_pivots(candidate.shape[1])
+        for slot in range(self.config.max_pivots):
+            rows, pivot_pos, _ = self._pivot_slot(slot)
+            near[rows] |= near_pivot(pivot_pos)
+        return candidate & near, None
+
+    def _near_pivots(self, objects: int) -> Callable[[FloatArray], BoolArray]:
+        """Return, for the first ``objects`` object slots, the test against one pivot slot.
+
+        The returned function maps pivot positions (rows, dim) to a (rows, objects) mask.
+        """
+        raise NotImplementedError  # pragma: no cover - abstract
+
+
+class AuraPolicy(_ProximityPolicy):
     """Aura AoI: a changed object goes to the clients with a pivot within ``radius`` metres."""
 
     def __init__(self, radius: float, config: InterestConfig | None = None) -> None:
@@ -90,44 +154,27 @@ class AuraPolicy(PolicyCore):
         Raises:
             ConfigError: radius is not a finite number > 0.
         """
-        if not 0.0 < radius < math.inf:
-            raise ConfigError(f"radius must be a finite number of metres > 0, got {radius!r}")
-        super().__init__(InterestConfig() if config is None else config, value_dims=0)
+        super().__init__(radius, "radius", config)
         self.radius = radius
 
-    def filter_shot(
-        self, origin: npt.ArrayLike, destination: npt.ArrayLike, max_zone: int
-    ) -> BoolArray:
-        """Clients with a pivot within the aura radius of the origin or the destination.
+    def _near_origin(self, point: npt.ArrayLike, name: str) -> BoolArray:
+        pos, valid = self._pivot_geometry()
+        return within_radius(pos, valid, self._point(point, name), self.radius)
 
-        Args:
-            origin: shot origin in metres, shape (dim,).
-            destination: shot destination in metres, shape (dim,).
-            max_zone: ignored by this baseline (must be ≥ 0).
-
-        Returns:
-            Boolean mask indexed by client id.
-        """
-        if max_zone < 0:
-            raise LocalProtocolError(f"max_zone must be a zone index >= 0, got {max_zone!r}")
-        return self.filter_sound(origin, self.radius) | self.filter_sound(destination, self.radius)
-
-    def _decide(
-        self, now: float, candidate: BoolArray, first: BoolArray
-    ) -> tuple[BoolArray, tuple[BoolArray, BoolArray, BoolArray] | None]:
-        near = np.zeros(candidate.shape, dtype=np.bool_)
+    def _near_pivots(self, objects: int) -> Callable[[FloatArray], BoolArray]:
         columns = self._object_columns()
-        for slot in range(self.config.max_pivots):
-            rows, pivot_pos, _ = self._pivot_slot(slot)
+
+        def near(pivot_pos: FloatArray) -> BoolArray:
             delta = [col - pivot_pos[:, i, None] for i, col in enumerate(columns)]
             d2 = delta[0] * delta[0]
             for i in range(1, len(delta)):
                 d2 = d2 + delta[i] * delta[i]
-            near[rows] |= d2 <= self.radius * self.radius
-        return candidate & near, None
+            return d2 <= self.radius * self.radius
+
+        return near
 
 
-class GridPolicy(PolicyCore):
+class GridPolicy(_ProximityPolicy):
     """Grid AoI: a changed object goes to clients with a pivot in the same or a touching cell."""
 
     def __init__(self, cell_size: float, config: InterestConfig | None = None) -> None:
@@ -140,9 +187,7 @@ class GridPolicy(PolicyCore):
         Raises:
             ConfigError: cell_size is not a finite number > 0.
         """
-        if not 0.0 < cell_size < math.inf:
-            raise ConfigError(f"cell_size must be a finite number of metres > 0, got {cell_size!r}")
-        super().__init__(InterestConfig() if config is None else config, value_dims=0)
+        super().__init__(cell_size, "cell_size", config)
         self.cell_size = cell_size
 
     def cell_of(self, positions: npt.ArrayLike) -> npt.NDArray[np.int64]:
@@ -160,39 +205,21 @@ class GridPolicy(PolicyCore):
         cells = np.floor(np.asarray(positions, dtype=np.float64) / self.cell_size)
         return cells.astype(np.int64)
 
-    def filter_shot(
-        self, origin: npt.ArrayLike, destination: npt.ArrayLike, max_zone: int
-    ) -> BoolArray:
-        """Clients with a pivot cell touching the cell of the origin or of the destination.
-
-        Args:
-            origin: shot origin in metres, shape (dim,).
-            destination: shot destination in metres, shape (dim,).
-            max_zone: ignored by this baseline (must be ≥ 0).
-
-        Returns:
-            Boolean mask indexed by client id.
-        """
-        if max_zone < 0:
-            raise LocalProtocolError(f"max_zone must be a zone index >= 0, got {max_zone!r}")
+    def _near_origin(self, point: npt.ArrayLike, name: str) -> BoolArray:
         pos, valid = self._pivot_geometry()
-        pivot_cells = self.cell_of(pos)
-        out = np.zeros(pos.shape[0], dtype=np.bool_)
-        for point in (self._point(origin, "origin"), self._point(destination, "destination")):
-            near = np.all(np.abs(pivot_cells - self.cell_of(point)) <= 1, axis=2)
-            out |= np.any(near & valid, axis=1)
+        cell = self.cell_of(self._point(point, name))
+        near: BoolArray = np.all(np.abs(self.cell_of(pos) - cell) <= 1, axis=2) & valid
+        out: BoolArray = np.any(near, axis=1)
         return out
 
-    def _decide(
-        self, now: float, candidate: BoolArray, first: BoolArray
-    ) -> tuple[BoolArray, tuple[BoolArray, BoolArray, BoolArray] | None]:
-        near = np.zeros(candidate.shape, dtype=np.bool_)
-        object_cells = self.cell_of(self._pos[: candidate.shape[1]])
-        for slot in range(self.config.max_pivots):
-            rows, pivot_pos, _ = self._pivot_slot(slot)
+    def _near_pivots(self, objects: int) -> Callable[[FloatArray], BoolArray]:
+        object_cells = self.cell_of(self._pos[:objects])
+
+        def near(pivot_pos: FloatArray) -> BoolArray:
             pivot_cells = self.cell_of(pivot_pos)
-            touching = np.ones((rows.shape[0], candidate.shape[1]), dtype=np.bool_)
+            touching = np.ones((pivot_pos.shape[0], objects), dtype=np.bool_)
             for i in range(self.config.dim):
                 touching &= np.abs(object_cells[None, :, i] - pivot_cells[:, i, None]) <= 1
-            near[rows] |= touching
-        return candidate & near, None
+            return touching
+
+        return near

@@ -55,7 +55,24 @@ def _check(x: Sequence[object], series: Mapping[str, Sequence[float | None]]) ->
             )
 
 
-def _save(figure: Figure, axes: Axes, path: Path, *, logy: bool) -> None:
+def _axes(x: Sequence[object], series: Mapping[str, Sequence[float | None]]) -> tuple[Figure, Axes]:
+    """Check the data, then return a new Agg figure and its single axes."""
+    _check(x, series)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=FIGSIZE, dpi=DPI)
+    FigureCanvasAgg(figure)
+    return figure, figure.add_subplot()
+
+
+def _save(
+    figure: Figure, axes: Axes, path: Path, *, xlabel: str, ylabel: str, title: str, logy: bool
+) -> None:
+    """Label the axes, add grid and legend, and write the PNG (parent directories created)."""
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_title(title)
     if logy:
         axes.set_yscale("log")
     axes.grid(visible=True, alpha=0.3)
@@ -90,20 +107,11 @@ def line_plot(
         LocalProtocolError: a series is not as long as ``x``, or there is no series.
         ImportError: matplotlib is not installed (check ``plots_available()`` first).
     """
-    _check(x, series)
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=FIGSIZE, dpi=DPI)
-    FigureCanvasAgg(figure)
-    axes = figure.add_subplot()
+    figure, axes = _axes(x, series)
     xs = _values(list(x))
     for label, values in series.items():
         axes.plot(xs, _values(values), marker="." if len(xs) <= 50 else None, label=label)
-    axes.set_xlabel(xlabel)
-    axes.set_ylabel(ylabel)
-    axes.set_title(title)
-    _save(figure, axes, path, logy=logy)
+    _save(figure, axes, path, xlabel=xlabel, ylabel=ylabel, title=title, logy=logy)
 
 
 def bar_plot(
@@ -131,23 +139,14 @@ def bar_plot(
         LocalProtocolError: a series is not as long as ``labels``, or there is no series.
         ImportError: matplotlib is not installed (check ``plots_available()`` first).
     """
-    _check(labels, series)
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=FIGSIZE, dpi=DPI)
-    FigureCanvasAgg(figure)
-    axes = figure.add_subplot()
+    figure, axes = _axes(labels, series)
     positions = np.arange(len(labels), dtype=np.float64)
     width = 0.8 / len(series)
     for index, (label, values) in enumerate(series.items()):
         offset = (index - (len(series) - 1) / 2.0) * width
         axes.bar(positions + offset, _values(values), width=width, label=label)
     axes.set_xticks(positions, [str(label) for label in labels], rotation=45, ha="right")
-    axes.set_xlabel(xlabel)
-    axes.set_ylabel(ylabel)
-    axes.set_title(title)
-    _save(figure, axes, path, logy=logy)
+    _save(figure, axes, path, xlabel=xlabel, ylabel=ylabel, title=title, logy=logy)
 
 
 def render_plot(plot: Plot, path: Path) -> None:

@@ -33,7 +33,7 @@ import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Final, TypeVar, cast
+from typing import Final, Literal, TypeVar, cast
 
 import numpy as np
 
@@ -218,20 +218,8 @@ class ExperimentContext:
         Raises:
             LocalProtocolError: a bad or repeated name, or series not as long as ``x``.
         """
-        self._add_plot(
-            Plot(
-                name=name,
-                kind="line",
-                x=tuple(np.asarray(x, dtype=np.float64).tolist()),
-                series={
-                    k: tuple(np.asarray(v, dtype=np.float64).tolist()) for k, v in series.items()
-                },
-                xlabel=xlabel,
-                ylabel=ylabel,
-                title=title,
-                logy=logy,
-            )
-        )
+        x_values = tuple(np.asarray(x, dtype=np.float64).tolist())
+        self._add_plot(_plot(name, "line", x_values, series, (xlabel, ylabel, title), logy))
 
     def bar_plot(
         self,
@@ -249,20 +237,8 @@ class ExperimentContext:
         Raises:
             LocalProtocolError: a bad or repeated name, or series not as long as ``labels``.
         """
-        self._add_plot(
-            Plot(
-                name=name,
-                kind="bar",
-                x=tuple(str(label) for label in labels),
-                series={
-                    k: tuple(np.asarray(v, dtype=np.float64).tolist()) for k, v in series.items()
-                },
-                xlabel=xlabel,
-                ylabel=ylabel,
-                title=title,
-                logy=logy,
-            )
-        )
+        x_labels = tuple(str(label) for label in labels)
+        self._add_plot(_plot(name, "bar", x_labels, series, (xlabel, ylabel, title), logy))
 
     def result(self, *, config: Mapping[str, JSONValue] | None = None) -> Result:
         """Return the ``Result`` of everything recorded.
@@ -293,6 +269,28 @@ class ExperimentContext:
             series=cast("Mapping[str, Mapping[str, tuple[float | None, ...]]]", self._series),
             plots=tuple(self._plots.values()),
         )
+
+
+def _plot(
+    name: str,
+    kind: Literal["line", "bar"],
+    x: tuple[float | str, ...],
+    series: Mapping[str, Sequence[float | None] | np.ndarray],
+    texts: tuple[str, str, str],
+    logy: bool,
+) -> Plot:
+    """Build a ``Plot``, every series as float64; ``texts`` is ``(xlabel, ylabel, title)``."""
+    xlabel, ylabel, title = texts
+    return Plot(
+        name=name,
+        kind=kind,
+        x=x,
+        series={k: tuple(np.asarray(v, dtype=np.float64).tolist()) for k, v in series.items()},
+        xlabel=xlabel,
+        ylabel=ylabel,
+        title=title,
+        logy=logy,
+    )
 
 
 def _csv_text(columns: Sequence[str], rows: Iterable[Sequence[JSONScalar]]) -> str:

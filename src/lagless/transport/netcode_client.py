@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -40,14 +39,9 @@ from lagless.transport.constants import (
     USER_DATA_BYTES,
 )
 from lagless.transport.crypto import PacketCipher
-from lagless.transport.drops import DropCounter, DropReason, NetcodeStatistics
-from lagless.transport.netcode_events import (
-    Connected,
-    ConnectFailed,
-    Disconnected,
-    NetcodeEvent,
-    PayloadReceived,
-)
+from lagless.transport.drops import DropReason
+from lagless.transport.netcode_endpoint import NetcodeEndpoint, check_endpoint_fields
+from lagless.transport.netcode_events import Connected, ConnectFailed, Disconnected, PayloadReceived
 from lagless.transport.netcode_state import (
     ClientDisconnectReason,
     ClientInput,
@@ -97,15 +91,10 @@ class NetcodeClientConfig:
         """
         if not (math.isfinite(self.send_interval) and self.send_interval > 0):
             raise ConfigError(f"send_interval must be > 0 seconds, got {self.send_interval}")
-        if not 1 <= self.num_disconnect_packets <= 100:
-            raise ConfigError(
-                f"num_disconnect_packets must be in [1, 100], got {self.num_disconnect_packets}"
-            )
-        if self.payload_queue_size < 1:
-            raise ConfigError(f"payload_queue_size must be >= 1, got {self.payload_queue_size}")
+        check_endpoint_fields(self.num_disconnect_packets, self.payload_queue_size)
 
 
-class NetcodeClient:
+class NetcodeClient(NetcodeEndpoint):
     """A netcode client as a sans-I/O state machine (STYLE §3)."""
 
     def __init__(self, *, config: NetcodeClientConfig) -> None:
@@ -114,6 +103,9 @@ class NetcodeClient:
         Args:
             config: the client's configuration.
         """
+        super().__init__(
+            role="client", insecure=config.insecure, insecure_note="no connect token, no encryption"
+        )
         self._config = config
         self._state = _S.DISCONNECTED
         self._token: ConnectToken | None = None
@@ -124,7 +116,6 @@ class NetcodeClient:
         self._server_index = 0
         self._addresses: tuple[Address, ...] = ()
         self._server_address: Address | None = None
-        self._now = 0.0
         self._send_cipher: PacketCipher | None = None
         self._receive_cipher: PacketCipher | None = None
         self._replay = ReplayWindow()
@@ -135,15 +126,7 @@ class NetcodeClient:
         self._challenge: tuple[int, bytes] | None = None
         self._client_index = 0
         self._max_clients = 0
-        self._outbox: list[tuple[bytes, Address]] = []
-        self._events: deque[NetcodeEvent] = deque()
         self._queued_payloads = 0
-        self._counter = DropCounter()
-        if config.insecure:
-            _log.warning(
-                "netcode client in INSECURE mode: no connect token, no encryption; "
-                "for local development and the lab only"
-            )
 
     # -- introspection ---------------------------------------------------------------------
 
@@ -166,14 +149,6 @@ class NetcodeClient:
     def server_address(self) -> Address | None:
         """The server currently being talked to, or ``None`` when idle."""
         return self._server_address
-
-    def statistics(self) -> NetcodeStatistics:
-        """Return a snapshot of the counters.
-
-        Returns:
-            Drops per reason and traffic totals.
-        """
-        return self._counter.snapshot()
 
     # -- application verbs -----------------------------------------------------------------
 
@@ -290,19 +265,8 @@ class NetcodeClient:
 
     # -- sans-I/O interface ----------------------------------------------------------------
 
-    def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:
-        """Process one datagram; never raises, counts every drop by reason.
-
-        Pump the object afterwards (see ``lagless.io.drive.pump``).
-
-        Args:
-            data: the datagram.
-            addr: its source address.
-            now: current time in seconds.
-        """
-        self._now = now
-        self._counter.datagrams_received += 1
-        self._counter.bytes_received += len(data)
+    def _receive(self, data: bytes, addr: Address, now: float) -> None:
+        # spec §9 receive table: state, then source address, then read_packet's checks.
         if self._state <= _S.DISCONNECTED:
             self._drop(DropReason.UNEXPECTED_IN_STATE, addr)
             return
@@ -356,20 +320,6 @@ class NetcodeClient:
         if self._timeout > 0 and self._last_receive + self._timeout < now:
             self._timed_out(now)
 
-    def datagrams_to_send(self, now: float) -> list[tuple[bytes, Address]]:
-        """Return and forget the datagrams queued so far.
-
-        Args:
-            now: current time in seconds (unused: sending is scheduled by ``handle_timer``).
-
-        Returns:
-            ``(datagram, server address)`` pairs in send order.
-        """
-        out, self._outbox = self._outbox, []
-        self._counter.datagrams_sent += len(out)
-        self._counter.bytes_sent += sum(len(d) for d, _ in out)
-        return out
-
     def next_timer(self) -> float | None:
         """Return the absolute time (seconds) of the next send, expiry or timeout deadline.
 
@@ -385,18 +335,8 @@ class NetcodeClient:
             deadline = min(deadline, math.nextafter(self._last_receive + self._timeout, math.inf))
         return deadline
 
-    def next_event(self) -> NetcodeEvent | None:
-        """Return the next pending event, or ``None``.
-
-        Returns:
-            A :class:`~lagless.transport.netcode_events.NetcodeEvent` or ``None``.
-        """
-        if not self._events:
-            return None
-        event = self._events.popleft()
-        if isinstance(event, PayloadReceived):
-            self._queued_payloads -= 1
-        return event
+    def _payload_taken(self, event: PayloadReceived) -> None:
+        self._queued_payloads -= 1
 
     # -- internals -------------------------------------------------------------------------
 
@@ -412,10 +352,6 @@ class NetcodeClient:
         assert new_state is not None, (self._state, event)  # invariant: callers check the state
         _log.debug("netcode client %s -> %s (%s)", self._state.name, new_state.name, event.value)
         self._state = new_state
-
-    def _drop(self, reason: DropReason, addr: Address) -> None:
-        self._counter.dropped[reason] += 1
-        _log.debug("netcode client dropped datagram from %s: %s", addr, reason.value)
 
     def _begin(self, addresses: tuple[Address, ...], now: float) -> None:
         self._now = now

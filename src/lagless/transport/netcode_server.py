@@ -20,13 +20,10 @@ Decisions:
 
 from __future__ import annotations
 
-import logging
 import math
 import os
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
 
 from lagless._types import Address
 from lagless.errors import ConfigError, LocalProtocolError
@@ -51,13 +48,9 @@ from lagless.transport.constants import (
     SERVER_GLOBAL_SEQUENCE_START,
 )
 from lagless.transport.crypto import PacketCipher
-from lagless.transport.drops import DropCounter, DropReason, NetcodeStatistics
-from lagless.transport.netcode_events import (
-    ClientConnected,
-    ClientDisconnected,
-    NetcodeEvent,
-    PayloadReceived,
-)
+from lagless.transport.drops import DropReason
+from lagless.transport.netcode_endpoint import NetcodeEndpoint, check_endpoint_fields
+from lagless.transport.netcode_events import ClientConnected, ClientDisconnected, PayloadReceived
 from lagless.transport.netcode_state import ServerDisconnectReason
 from lagless.transport.packet import (
     SERVER_ACCEPTED_TYPES,
@@ -74,8 +67,6 @@ from lagless.transport.packet import (
     write_packet,
 )
 from lagless.transport.replay import ReplayWindow
-
-_log: Final = logging.getLogger("lagless.transport")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,12 +111,7 @@ class NetcodeServerConfig:
             raise ConfigError(
                 f"keep_alive_interval must be > 0 seconds, got {self.keep_alive_interval}"
             )
-        if not 1 <= self.num_disconnect_packets <= 100:
-            raise ConfigError(
-                f"num_disconnect_packets must be in [1, 100], got {self.num_disconnect_packets}"
-            )
-        if self.payload_queue_size < 1:
-            raise ConfigError(f"payload_queue_size must be >= 1, got {self.payload_queue_size}")
+        check_endpoint_fields(self.num_disconnect_packets, self.payload_queue_size)
 
 
 class _Mapping:
@@ -182,7 +168,7 @@ class _Slot:
         self.replay = ReplayWindow()
 
 
-class NetcodeServer:
+class NetcodeServer(NetcodeEndpoint):
     """A netcode server as a sans-I/O state machine (STYLE §3)."""
 
     def __init__(
@@ -199,6 +185,11 @@ class NetcodeServer:
             random_bytes: source of cryptographic randomness (draws the 32-byte challenge key).
             unix_time_offset: seconds to add to ``now`` to get Unix time (token expiry checks).
         """
+        super().__init__(
+            role="server",
+            insecure=config.insecure,
+            insecure_note="no connect tokens, no encryption",
+        )
         self._config = config
         self._unix_offset = unix_time_offset
         self._public_address = (
@@ -213,15 +204,6 @@ class NetcodeServer:
         self._mappings: dict[Address, _Mapping] = {}
         self._token_history: dict[bytes, Address] = {}
         self._queued = [0] * config.max_clients
-        self._outbox: list[tuple[bytes, Address]] = []
-        self._events: deque[NetcodeEvent] = deque()
-        self._counter = DropCounter()
-        self._now = 0.0
-        if config.insecure:
-            _log.warning(
-                "netcode server in INSECURE mode: no connect tokens, no encryption; "
-                "for local development and the lab only"
-            )
 
     # -- introspection ---------------------------------------------------------------------
 
@@ -254,14 +236,6 @@ class NetcodeServer:
             LocalProtocolError: the slot is empty or out of range.
         """
         return self._slot(client_index).address
-
-    def statistics(self) -> NetcodeStatistics:
-        """Return a snapshot of the counters.
-
-        Returns:
-            Drops per reason and traffic totals.
-        """
-        return self._counter.snapshot()
 
     # -- application verbs -----------------------------------------------------------------
 
@@ -315,19 +289,8 @@ class NetcodeServer:
 
     # -- sans-I/O interface ----------------------------------------------------------------
 
-    def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:
-        """Process one datagram; never raises, counts every drop by reason (spec §10.3).
-
-        Pump the object afterwards (see ``lagless.io.drive.pump``).
-
-        Args:
-            data: the datagram.
-            addr: its source address.
-            now: current time in seconds.
-        """
-        self._now = now
-        self._counter.datagrams_received += 1
-        self._counter.bytes_received += len(data)
+    def _receive(self, data: bytes, addr: Address, now: float) -> None:
+        # spec §10.3 receive dispatch: length, encryption mapping, then read_packet's checks.
         if len(data) <= 1:
             self._drop(DropReason.DATAGRAM_TOO_SHORT, addr)
             return
@@ -389,20 +352,6 @@ class NetcodeServer:
             if slot.timeout > 0 and slot.last_receive + slot.timeout <= now:
                 self._free(slot, ServerDisconnectReason.TIMED_OUT)
 
-    def datagrams_to_send(self, now: float) -> list[tuple[bytes, Address]]:
-        """Return and forget the datagrams queued so far.
-
-        Args:
-            now: current time in seconds (unused: sending is scheduled by the inputs).
-
-        Returns:
-            ``(datagram, destination)`` pairs in send order.
-        """
-        out, self._outbox = self._outbox, []
-        self._counter.datagrams_sent += len(out)
-        self._counter.bytes_sent += sum(len(d) for d, _ in out)
-        return out
-
     def next_timer(self) -> float | None:
         """Return the absolute time (seconds) of the next keep-alive or timeout deadline.
 
@@ -419,18 +368,8 @@ class NetcodeServer:
                 deadline = due
         return deadline
 
-    def next_event(self) -> NetcodeEvent | None:
-        """Return the next pending event, or ``None``.
-
-        Returns:
-            A :class:`~lagless.transport.netcode_events.NetcodeEvent` or ``None``.
-        """
-        if not self._events:
-            return None
-        event = self._events.popleft()
-        if isinstance(event, PayloadReceived):
-            self._queued[event.client_index] -= 1
-        return event
+    def _payload_taken(self, event: PayloadReceived) -> None:
+        self._queued[event.client_index] -= 1
 
     # -- internals -------------------------------------------------------------------------
 
@@ -439,10 +378,6 @@ class NetcodeServer:
         if slot is None:
             raise LocalProtocolError(f"client_index {client_index} is not a connected client")
         return slot
-
-    def _drop(self, reason: DropReason, addr: Address) -> None:
-        self._counter.dropped[reason] += 1
-        _log.debug("netcode server dropped datagram from %s: %s", addr, reason.value)
 
     def _live_mapping(self, addr: Address, now: float) -> _Mapping | None:
         mapping = self._mappings.get(addr)

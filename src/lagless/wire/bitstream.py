@@ -391,7 +391,36 @@ class _Stream(ABC):
             raise DecodeError("non-zero alignment padding")
 
 
-class BitWriter(_Stream):
+class _Sink(_Stream):
+    """A stream that writes or measures: validates every field before ``_put`` takes it."""
+
+    __slots__ = ()
+
+    def serialize_bits(self, value: int, bits: int) -> int:
+        """Write (or count) the low ``bits`` bits of an unsigned value.
+
+        Args:
+            value: Integer in ``[0, 2**bits)``.
+            bits: Field width, 0..64.
+
+        Returns:
+            ``value``.
+
+        Raises:
+            LocalProtocolError: ``bits`` outside 0..64 or ``value`` does not fit.
+        """
+        if not 0 <= bits <= MAX_FIELD_BITS or value < 0 or value >> bits:
+            raise LocalProtocolError(
+                f"value must be in [0, 2**bits) with bits in [0, 64], got {value} in {bits} bits"
+            )
+        return self._put(value, bits)
+
+    @abstractmethod
+    def _put(self, value: int, bits: int) -> int:
+        """Take a validated field of 0..64 bits; return ``value``."""
+
+
+class BitWriter(_Sink):
     """Write bit-packed values, LSB first, into a growing byte string.
 
     Values accumulate in a Python-int scratch word that is flushed eight bytes at a time, so
@@ -428,23 +457,7 @@ class BitWriter(_Stream):
         """Bits written so far (the ``BitStream`` name)."""
         return len(self._buf) * 8 + self._scratch_bits
 
-    def serialize_bits(self, value: int, bits: int) -> int:
-        """Write the low ``bits`` bits of an unsigned value.
-
-        Args:
-            value: Integer in ``[0, 2**bits)``.
-            bits: Field width, 0..64.
-
-        Returns:
-            ``value``.
-
-        Raises:
-            LocalProtocolError: ``bits`` outside 0..64 or ``value`` does not fit.
-        """
-        if not 0 <= bits <= MAX_FIELD_BITS or value < 0 or value >> bits:
-            raise LocalProtocolError(
-                f"value must be in [0, 2**bits) with bits in [0, 64], got {value} in {bits} bits"
-            )
+    def _put(self, value: int, bits: int) -> int:
         self._scratch |= value << self._scratch_bits
         self._scratch_bits += bits
         if self._scratch_bits >= 64:
@@ -473,7 +486,7 @@ class BitWriter(_Stream):
         return bytes(self._buf) + self._scratch.to_bytes(tail, "little")
 
 
-class BitCounter(_Stream):
+class BitCounter(_Sink):
     """Measure the size a ``BitWriter`` would produce, validating the same way, writing nothing.
 
     >>> c = BitCounter()
@@ -505,29 +518,11 @@ class BitCounter(_Stream):
         """Bits measured so far (the ``BitStream`` name)."""
         return self._bits
 
-    def serialize_bits(self, value: int, bits: int) -> int:
-        """Count ``bits`` bits after the same validation as ``BitWriter.serialize_bits``.
-
-        Args:
-            value: Integer in ``[0, 2**bits)``.
-            bits: Field width, 0..64.
-
-        Returns:
-            ``value``.
-
-        Raises:
-            LocalProtocolError: ``bits`` outside 0..64 or ``value`` does not fit.
-        """
-        if not 0 <= bits <= MAX_FIELD_BITS or value < 0 or value >> bits:
-            raise LocalProtocolError(
-                f"value must be in [0, 2**bits) with bits in [0, 64], got {value} in {bits} bits"
-            )
+    def _put(self, value: int, bits: int) -> int:
         self._bits += bits
         return value
 
-    def _raw(self, value: int, bits: int) -> int:
-        self._bits += bits
-        return value
+    _raw = _put
 
 
 class BitReader(_Stream):

@@ -10,7 +10,8 @@ Decisions:
     * CPU cost (spec 000 §4.1 "Rechenaufwand") is timed through ``ctx.timer`` only, so it lands
       in ``timings.json``: timer ``cpu_1000_updates.<config>`` is the wall time of exactly 1000
       ``process_update`` + ``display`` calls, so its value in seconds x 1000 is microseconds per
-      update.
+      update. The timed updates carry the same true states as the simulator's runs
+      (``simulator.truth_state``, turn rate included).
     * The adaptive policy gets ``rtt`` = twice the condition's mean client-to-client delay (a
       round trip over the symmetric link, the same RTT the simulator gives the receivers), the
       jitter's mean and the loss, the genre preset's time constant, and a payload budget of
@@ -44,7 +45,7 @@ from lagless.lab.realtime.configs import (
 from lagless.lab.realtime.genre import GenreRunner, genre_experiment, load_truth, pick_best
 from lagless.lab.realtime.references import THESIS_REFERENCES
 from lagless.lab.realtime.runs import Row, ratio
-from lagless.lab.realtime.simulator import EPOCH
+from lagless.lab.realtime.simulator import EPOCH, truth_state
 from lagless.lab.registry import ExperimentSpec, register
 from lagless.lab.result import JSONScalar, JSONValue, Result
 from lagless.lab.runner import ExperimentContext
@@ -135,17 +136,7 @@ def payload_sizes_experiment(ctx: ExperimentContext, params: Mapping[str, JSONVa
         work: list[tuple[float, bytes]] = []
         for i in range(count):
             now = EPOCH + float(truth.t[i])
-            state = KinematicState(
-                t=now,
-                x=float(truth.x[i]),
-                y=float(truth.y[i]),
-                vx=float(truth.vx[i]),
-                vy=float(truth.vy[i]),
-                ax=float(truth.ax[i]),
-                ay=float(truth.ay[i]),
-                heading=float(truth.heading[i]),
-            )
-            sender.update(now, state)
+            sender.update(now, truth_state(truth, i, now))
             work.append((now, sender.create_update()))
         with ctx.timer(f"cpu_1000_updates.{label}"):
             for now, data in work:

@@ -32,6 +32,7 @@ from lagless.lab.realtime.simulator import RunMetrics as RunMetrics
 from lagless.lab.realtime.simulator import SimulatorRun as SimulatorRun
 from lagless.lab.realtime.simulator import run as run
 from lagless.lab.realtime.simulator import simulator_link as simulator_link
+from lagless.lab.realtime.simulator import truth_state as truth_state
 
 __all__ = [
     "CAR_CONFIGS",
@@ -55,6 +56,7 @@ __all__ = [
     "smoothness",
     "step_lengths",
     "sweep_models",
+    "truth_state",
     "tuning_grid",
     "wire_sizes",
 ]

@@ -50,7 +50,15 @@ from lagless.netsim import JitterConfig, Link, LinkConfig
 from lagless.smoothing import DisplayModel, KinematicState
 from lagless.world import ENTITY_LENGTH, PX_PER_M, Trajectory
 
-__all__ = ["EPOCH", "JUMP_FLOOR_FRACTION", "RunMetrics", "SimulatorRun", "run", "simulator_link"]
+__all__ = [
+    "EPOCH",
+    "JUMP_FLOOR_FRACTION",
+    "RunMetrics",
+    "SimulatorRun",
+    "run",
+    "simulator_link",
+    "truth_state",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -147,7 +155,17 @@ class SimulatorRun:
         return position_error(self.true_x, self.true_y, self.shown_x, self.shown_y)
 
 
-def _state(truth: Trajectory, i: int, t: float) -> KinematicState:
+def truth_state(truth: Trajectory, i: int, t: float) -> KinematicState:
+    """Return sample ``i`` of a ground-truth trajectory as the state a sender is given.
+
+    Args:
+        truth: The ground truth (metres, m/s, m/s², radians, rad/s).
+        i: Sample index.
+        t: Time to stamp on the state, seconds (the sender's clock, e.g. ``EPOCH + truth.t[i]``).
+
+    Returns:
+        The kinematic state, with the turn rate as angular velocity.
+    """
     return KinematicState(
         t=t,
         x=float(truth.x[i]),
@@ -238,7 +256,7 @@ def run(
     times = truth.t.tolist()
     for i, t in enumerate(times):
         now = EPOCH + t
-        update = sender.update(now, _state(truth, i, now))
+        update = sender.update(now, truth_state(truth, i, now))
         if update is not None:
             data = update.payload
             send_t.append(t)
