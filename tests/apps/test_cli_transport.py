@@ -69,6 +69,21 @@ def test_connect_sends_lines_and_prints_echoes(mode: list[str]) -> None:
         assert "INSECURE" in err  # the insecure mode says so loudly
 
 
+def test_plain_netcode_client_talks_to_the_default_server() -> None:
+    """`lagless connect --raw` stands in for the netcode reference client (netcode spec §14)."""
+    port = _free_port()
+    server = _start_server("--port", str(port), "--echo", "--duration", "30")
+    try:
+        result = _lagless("connect", f"127.0.0.1:{port}", "--raw", stdin="raw one\nraw two\n")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines()[1:3] == ["raw one", "raw two"]
+    finally:
+        server.send_signal(signal.SIGINT)
+        out, _ = server.communicate(timeout=15)
+    assert "plain netcode" in out
+    assert "client 0 payload: raw one" in out
+
+
 def test_wrong_key_cannot_connect() -> None:
     port = _free_port()
     server = _start_server("--port", str(port), "--duration", "4")

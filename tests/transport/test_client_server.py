@@ -13,10 +13,15 @@ from lagless.netsim import LinkConfig, Network, Scheduler, get_profile
 from lagless.testing import check_sans_io
 from lagless.transport.client import Client
 from lagless.transport.events import ConnectionViolated, MessageDelivered, MessageReceived
-from lagless.transport.netcode_client import NetcodeClientConfig
-from lagless.transport.netcode_events import ClientConnected, ClientDisconnected, Connected
+from lagless.transport.netcode_client import NetcodeClient, NetcodeClientConfig
+from lagless.transport.netcode_events import (
+    ClientConnected,
+    ClientDisconnected,
+    Connected,
+    PayloadReceived,
+)
 from lagless.transport.netcode_server import NetcodeServerConfig
-from lagless.transport.server import Server
+from lagless.transport.server import Server, mark_user_data
 from lagless.transport.token import generate_connect_token
 
 PROTOCOL_ID = 0x1122334455667788
@@ -185,3 +190,69 @@ def test_conforms_to_the_sans_io_contract(make: str) -> None:
         return c
 
     check_sans_io(server if make == "server" else client, rng=random.Random(1))
+
+
+def test_plain_netcode_client_beside_lagless() -> None:
+    """With plain_unmarked, other netcode clients are served raw and lagless ones with channels."""
+    scheduler = Scheduler(start=50.0)
+    network = Network(scheduler, seed=8, default_link=LinkConfig(latency=0.01))
+    for host in (SERVER_HOST, "10.0.2.1", "10.0.2.2"):
+        network.add_host(host)
+    server_events: list[object] = []
+    server = SimEndpoint(
+        Server(
+            config=NetcodeServerConfig(
+                protocol_id=PROTOCOL_ID, private_key=KEY, public_address=(SERVER_HOST, 40000)
+            ),
+            random_bytes=random.Random(3).randbytes,
+            unix_time_offset=EPOCH - 50.0,
+            plain_unmarked=True,
+        ),
+        network.host(SERVER_HOST),
+        40000,
+        on_event=server_events.append,
+    )
+
+    def token(client_id: int, user_data: bytes) -> bytes:
+        return generate_connect_token(
+            public_addresses=[(SERVER_HOST, 40000)],
+            protocol_id=PROTOCOL_ID,
+            expire_seconds=30,
+            timeout_seconds=5,
+            client_id=client_id,
+            user_data=user_data,
+            private_key=KEY,
+            now_unix=int(EPOCH),
+            random_bytes=random.Random(client_id).randbytes,
+        )
+
+    plain_events: list[object] = []
+    plain = SimEndpoint(
+        NetcodeClient(config=NetcodeClientConfig()),
+        network.host("10.0.2.1"),
+        on_event=plain_events.append,
+    )
+    plain.poke(lambda c: c.connect(token(1, bytes(range(200))), scheduler.now))
+    lagless_events: list[object] = []
+    lagless = SimEndpoint(Client(), network.host("10.0.2.2"), on_event=lagless_events.append)
+    lagless.poke(lambda c: c.connect(token(2, mark_user_data(b"hi")), scheduler.now))
+    scheduler.run(until=scheduler.now + 1.0)
+    joined = {e.client_id: e for e in server_events if isinstance(e, ClientConnected)}
+    assert joined[1].user_data == bytes(range(200)) + bytes(56)
+    assert joined[2].user_data[:2] == b"hi"  # the mark is stripped
+    assert server.obj.plain_clients == [joined[1].client_index]
+    assert server.obj.clients == [joined[2].client_index]
+
+    pattern = bytes(i % 256 for i in range(1200))  # what the reference client sends
+    plain.poke(lambda c: c.send_payload(pattern))
+    lagless.poke(lambda c: c.send(0, b"channel message"))
+    scheduler.run(until=scheduler.now + 0.5)
+    raw = [e for e in server_events if isinstance(e, PayloadReceived)]
+    assert [e.payload for e in raw] == [pattern]
+    assert _messages(server_events) == [b"channel message"]
+    server.poke(lambda s: s.send_raw(joined[1].client_index, pattern[::-1]))
+    scheduler.run(until=scheduler.now + 0.5)
+    assert [e.payload for e in plain_events if isinstance(e, PayloadReceived)] == [pattern[::-1]]
+    with pytest.raises(LocalProtocolError, match="plain netcode client"):
+        server.obj.send_raw(joined[2].client_index, b"x")
+    assert not any(isinstance(e, ConnectionViolated) for e in server_events)

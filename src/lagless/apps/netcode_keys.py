@@ -15,7 +15,7 @@ from typing import Final
 
 from lagless._types import Address
 from lagless.errors import ConfigError
-from lagless.transport import generate_connect_token
+from lagless.transport import generate_connect_token, mark_user_data
 
 REFERENCE_PROTOCOL_ID: Final = 0x1122334455667788  # netcode reference examples (spec §14)
 REFERENCE_PRIVATE_KEY: Final = bytes.fromhex(
@@ -50,10 +50,13 @@ def make_token(
     expire_seconds: int = 30,
     timeout_seconds: int = 5,
     user_data: bytes = b"",
+    lagless: bool = True,
 ) -> bytes:
     """Generate a 2048-byte connect token now (wall-clock Unix time, OS randomness).
 
-    Defaults follow the reference client (expiry 30 s, timeout 5 s; spec §14).
+    Defaults follow the reference client (expiry 30 s, timeout 5 s; spec §14). With ``lagless``
+    the user data carries `LAGLESS_MARK` first (at most 248 bytes of ``user_data`` then), so a
+    server serving plain netcode clients too treats the holder as a lagless client.
 
     Raises:
         LocalProtocolError: an argument is out of range.
@@ -64,7 +67,7 @@ def make_token(
         expire_seconds=expire_seconds,
         timeout_seconds=timeout_seconds,
         client_id=client_id,
-        user_data=user_data,
+        user_data=mark_user_data(user_data) if lagless else user_data,
         private_key=private_key,
         now_unix=int(time.time()),
         random_bytes=os.urandom,

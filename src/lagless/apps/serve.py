@@ -1,9 +1,11 @@
 """``serve``: run a lagless (or plain netcode) server on real UDP until told to stop.
 
 Implements the issue's ``lagless serve``: the full transport (channels inside netcode payloads)
-by default, or ``raw`` netcode 1.02 whose payloads are the application's datagrams, so the netcode
-reference ``client`` can connect (netcode-1.02 spec §14). ``echo`` sends every message (or raw
-payload) back to its sender unchanged on the same channel.
+by default, or ``raw`` netcode 1.02 whose payloads are the application's datagrams. Even in the
+default mode a client whose token lacks the lagless mark (any other netcode 1.02 client, such as
+the reference ``client`` of netcode-1.02 spec §14) is served as plain netcode: its payloads are
+raw datagrams (`Server(plain_unmarked=True)`). ``echo`` sends every message (or raw payload)
+back to its sender unchanged on the same channel.
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ async def serve(
     obj: Server | NetcodeServer = (
         NetcodeServer(config=config, unix_time_offset=unix_offset)
         if options.raw
-        else Server(config=config, unix_time_offset=unix_offset)
+        else Server(config=config, unix_time_offset=unix_offset, plain_unmarked=True)
     )
     connected = messages = echoed = 0
     async with open_endpoint(obj, options.address) as endpoint:
@@ -108,7 +110,10 @@ async def serve(
             match event:
                 case ClientConnected(client_index=index, client_id=client_id, address=addr):
                     connected += 1
-                    out(f"client {index} connected from {addr[0]}:{addr[1]} (id {client_id})")
+                    plain = isinstance(obj, Server) and index in obj.plain_clients
+                    kind = ", plain netcode" if plain else ""
+                    where = f"{addr[0]}:{addr[1]}"
+                    out(f"client {index} connected from {where} (id {client_id}{kind})")
                 case ClientDisconnected(client_index=index, reason=reason):
                     out(f"client {index} disconnected ({reason.name.lower()})")
                 case ConnectionViolated(client_index=index, reason=violation):
@@ -125,6 +130,10 @@ async def serve(
                     out(f"client {index} payload: {_show(payload)}")
                     if options.echo and isinstance(obj, NetcodeServer):
                         obj.send_payload(index, payload)
+                        endpoint.flush()
+                        echoed += 1
+                    elif options.echo:
+                        obj.send_raw(index, payload)
                         endpoint.flush()
                         echoed += 1
                 case _:

@@ -92,6 +92,7 @@ async def connect_and_talk(
                 client_id=client_id,
                 private_key=options.private_key,
                 protocol_id=options.protocol_id,
+                lagless=not options.raw,
             )
             endpoint.call(lambda c: c.connect(token, now))
         await _wait_connected(endpoint, options)

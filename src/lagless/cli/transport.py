@@ -158,6 +158,7 @@ def token_command(
     timeout: int = typer.Option(5, help="connection timeout, seconds"),
     user_data: str = typer.Option("", help="up to 256 bytes of user data as hex"),
     out: Path | None = typer.Option(None, help="write the 2048 bytes here (default: print hex)"),
+    plain: bool = typer.Option(False, help="no lagless mark: for a plain netcode 1.02 client"),
 ) -> None:
     """Generate a netcode 1.02 connect token (the backend's job) for `lagless connect --token`."""
     try:
@@ -172,6 +173,7 @@ def token_command(
         expire_seconds=expire,
         timeout_seconds=timeout,
         user_data=data,
+        lagless=not plain,
     )
     if out is None:
         _echo(token.hex())

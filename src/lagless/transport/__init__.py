@@ -83,7 +83,9 @@ from lagless.transport.rtt import BandwidthMeter as BandwidthMeter
 from lagless.transport.rtt import LinkStatistics as LinkStatistics
 from lagless.transport.rtt import LossEstimator as LossEstimator
 from lagless.transport.rtt import RttEstimator as RttEstimator
+from lagless.transport.server import LAGLESS_MARK as LAGLESS_MARK
 from lagless.transport.server import Server as Server
+from lagless.transport.server import mark_user_data as mark_user_data
 from lagless.transport.token import ConnectToken as ConnectToken
 from lagless.transport.token import ConnectTokenError as ConnectTokenError
 from lagless.transport.token import ConnectTokenPrivate as ConnectTokenPrivate
@@ -97,6 +99,7 @@ from lagless.transport.token import write_private_token as write_private_token
 
 __all__ = [
     "CLIENT_TRANSITIONS",
+    "LAGLESS_MARK",
     "AckConfig",
     "AckHeader",
     "AckTracker",
@@ -174,6 +177,7 @@ __all__ = [
     "encrypt_private_token",
     "format_address",
     "generate_connect_token",
+    "mark_user_data",
     "parse_address",
     "read_challenge_token",
     "read_connect_token",

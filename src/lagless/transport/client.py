@@ -27,6 +27,7 @@ from lagless.transport.netcode_events import (
     PayloadReceived,
 )
 from lagless.transport.netcode_state import NetcodeClientState
+from lagless.transport.server import mark_user_data
 
 
 class Client:
@@ -72,6 +73,9 @@ class Client:
     ) -> None:
         """Start connecting without token or encryption (development and the lab only).
 
+        ``user_data`` (at most 248 bytes) is sent behind `LAGLESS_MARK`, so a server that also
+        serves plain netcode clients knows this one speaks lagless.
+
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
         self._now = max(self._now, now)
@@ -80,7 +84,7 @@ class Client:
             protocol_id=protocol_id,
             client_id=client_id,
             now=now,
-            user_data=user_data,
+            user_data=mark_user_data(user_data),
             timeout_seconds=timeout_seconds,
         )
         self._dispatch(now)
