@@ -128,12 +128,11 @@ async def serve(
                 case PayloadReceived(client_index=index, payload=payload):
                     messages += 1
                     out(f"client {index} payload: {_show(payload)}")
-                    if options.echo and isinstance(obj, NetcodeServer):
-                        obj.send_payload(index, payload)
-                        endpoint.flush()
-                        echoed += 1
-                    elif options.echo:
-                        obj.send_raw(index, payload)
+                    if options.echo:
+                        if isinstance(obj, NetcodeServer):
+                            obj.send_payload(index, payload)
+                        else:
+                            obj.send_raw(index, payload)
                         endpoint.flush()
                         echoed += 1
                 case _:
