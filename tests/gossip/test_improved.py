@@ -8,12 +8,20 @@ import pytest
 
 from lagless.errors import ConfigError
 from lagless.gossip import (
+    AvatarInfo,
+    AvatarState,
     GossipConfig,
+    Header,
     InteractionKind,
+    JoinRequest,
     MessageType,
+    Packet,
     PeerJoined,
     PeerState,
+    Tail,
+    avatar_id_for,
     decode,
+    encode,
 )
 from lagless.gossip.improved import ImprovedConfig, ImprovedPeer
 
@@ -111,9 +119,52 @@ def test_plain_frames_keep_the_silac_fanout() -> None:
     assert len(got) == CONFIG.fanout
 
 
+def test_push_stops_after_push_repeats() -> None:
+    swarm, peers = _built(30, ImprovedConfig(push_radius=300.0, push_repeats=2))
+    sender = peers[5]
+    sender.send_interaction(InteractionKind.SHOT, swarm.now, target=1)
+    sizes = [len(_frame_recipients(swarm, sender)) for _ in range(5)]
+    # carriers 1 and 2 are pushed to the neighbourhood, carriers 3.. keep the Silac fan-out
+    assert min(sizes[:2]) > CONFIG.fanout
+    assert sizes[2:] == [CONFIG.fanout] * 3
+
+
 def test_config_validation() -> None:
     with pytest.raises(ConfigError, match="push_radius"):
         ImprovedConfig(push_radius=-1.0)
     with pytest.raises(ConfigError, match="push_limit"):
         ImprovedConfig(push_limit=300)
+    with pytest.raises(ConfigError, match="push_repeats"):
+        ImprovedConfig(push_repeats=0)
     assert ImprovedConfig().join_flood
+
+
+def test_flood_wider_than_a_tail_goes_out_in_groups() -> None:
+    # A tail names at most 255 peers (MAX_RECIPIENTS); a flood to 300 members is split.
+    host = ImprovedPeer(config=CONFIG, rng=random.Random(1), address=("10.9.0.1", 4000))
+    host.join([], 0.0, game_id=77)
+    members = [("10.8.1.1", 6000 + i) for i in range(300)]
+    newcomer = ("10.8.2.1", 7000)
+
+    def avatar(addr: tuple[str, int]) -> AvatarState:
+        return AvatarState(avatar_id=avatar_id_for(addr), position=(1, 1, 0), facing=(1, 0, 0))
+
+    for addr in members:  # hop-0 avatar infos teach the host every member's address
+        header = Header(sender_port=addr[1], game_id=77, message_number=1)
+        info = Packet(header=header, payload=AvatarInfo(avatar=avatar(addr)), tail=Tail())
+        host.receive_datagram(encode(info), addr, 0.0)
+    request = JoinRequest(avatar=avatar(newcomer), origin=newcomer)
+    header = Header(sender_port=newcomer[1], game_id=77, message_number=1)
+    host.receive_datagram(
+        encode(Packet(header=header, payload=request, tail=Tail())), newcomer, 0.0
+    )
+    sent = host.datagrams_to_send(0.0)
+    while (t := host.next_timer()) is not None and t <= 0.3:
+        host.handle_timer(t)
+        sent += host.datagrams_to_send(t)
+    floods = [(decode(d), a) for d, a in sent if d[0] == MessageType.JOIN_REQUEST and d[1] == 1]
+    assert {a for _, a in floods} == set(members)
+    assert len(floods) == len(members)
+    assert all(p.tail is not None and len(p.tail.recipients) <= 255 for p, _ in floods)
+    named = {rid for p, _ in floods for rid in p.tail.recipients}  # type: ignore[union-attr]
+    assert named == {avatar_id_for(a) for a in members}

@@ -12,7 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lagless.errors import LocalProtocolError
-from lagless.gossip import draw_recipients, goal_function, selection_weights
+from lagless.gossip import (
+    AvatarState,
+    GossipConfig,
+    PeerTable,
+    draw_recipients,
+    goal_function,
+    selection_weights,
+)
+from lagless.gossip.selection import select_from_table, select_peers
 
 SAMPLES = 100_000
 
@@ -155,3 +163,40 @@ def test_draw_rejects_bad_input() -> None:
         draw_recipients([1.0, -1.0], 1, rng=random.Random(0))
     with pytest.raises(LocalProtocolError):
         draw_recipients([1.0], -1, rng=random.Random(0))
+
+
+def test_table_draw_equals_record_draw() -> None:
+    # select_from_table is the vectorised twin of select_peers: same records, same order,
+    # same random stream -> the same recipients, through removals, silent peers and penalties.
+    config = GossipConfig(d_max=500.0, fanout=4)
+    rng = random.Random(7)
+    table = PeerTable(self_id=0, forget_timeout=10.0, max_peers=500)
+    for aid in range(1, 120):
+        record = table.touch(aid, 0.0)
+        assert record is not None
+        if aid % 7:
+            table.set_address(record, (f"10.0.{aid // 250}.{aid % 250}", 4000))
+        if aid % 5:
+            position = (rng.uniform(0, 400), rng.uniform(0, 400), 0.0)
+            table.set_avatar(
+                record, AvatarState(avatar_id=aid, position=position, facing=(1.0, 0, 0)), aid
+            )
+        if aid % 3:
+            table.set_bandwidth(record, rng.randrange(1, 100_000))
+    for aid in range(1, 120, 11):
+        table.remove(aid, 1.0, departed=False)
+    for aid in (200, 201):  # new peers reuse freed slots but come last in table order
+        record = table.touch(aid, 2.0)
+        assert record is not None
+        table.set_address(record, ("10.1.0.1", aid))
+    me = AvatarState(avatar_id=0, position=(200.0, 200.0, 0.0), facing=(0.0, 1.0, 0.0))
+    for trial in range(50):
+        exclude = {rng.randrange(1, 120) for _ in range(3)}
+        penalised = {rng.randrange(1, 120) for _ in range(6)} | {201}
+        records = [r for r in table if r.address is not None and r.avatar_id not in exclude]
+        slow = select_peers(records, me, penalised, config=config, rng=random.Random(trial))
+        fast = select_from_table(
+            table, me, exclude, penalised, config=config, rng=random.Random(trial)
+        )
+        assert [r.avatar_id for r in fast] == [r.avatar_id for r in slow]
+        assert len(fast) == 4

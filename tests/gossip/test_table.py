@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import zlib
 
+import numpy as np
 import pytest
 
 from lagless.errors import LocalProtocolError
-from lagless.gossip import PeerTable, avatar_id_for
+from lagless.gossip import AvatarState, PeerTable, avatar_id_for
 
 
 def test_avatar_id_is_crc32_of_address() -> None:
@@ -68,3 +69,48 @@ def test_address_index_follows_moves() -> None:
     table.set_address(record, ("10.0.0.2", 1))
     assert table.by_address(("10.0.0.1", 1)) is None
     assert table.by_address(("10.0.0.2", 1)) is record
+
+
+def test_columns_follow_records() -> None:
+    table = PeerTable(self_id=0, forget_timeout=10.0, max_peers=1000)
+    records = [table.touch(aid, 0.0) for aid in range(1, 200)]
+    assert all(r is not None for r in records)
+    for r in records[::2]:
+        assert r is not None
+        table.set_address(r, ("10.0.0.1", r.avatar_id))
+        avatar = AvatarState(avatar_id=r.avatar_id, position=(r.avatar_id, 2, 3), facing=(1, 0, 0))
+        table.set_avatar(r, avatar, 5)
+        table.set_bandwidth(r, 10 * r.avatar_id)
+    table.remove(3, 1.0, departed=False)
+    late = table.touch(500, 1.0)  # reuses the freed slot of 3, yet is last in table order
+    assert late is not None
+    table.set_address(late, ("10.0.0.2", 1))
+    slots = table.candidate_slots({5})
+    got = [table.record_at(int(s)).avatar_id for s in slots]
+    expected = [r.avatar_id for r in table if r.address is not None and r.avatar_id != 5]
+    assert got == expected
+    assert got[-1] == 500
+    pos, has_pos, bw = table.columns()
+    for s, aid in zip(slots, got, strict=True):
+        record = table.get(aid)
+        assert record is not None
+        assert record.avatar_number == (5 if aid != 500 else -1)
+        assert has_pos[s] == (aid != 500)
+        if aid != 500:
+            assert tuple(pos[s]) == (aid, 2.0, 3.0)
+            assert bw[s] == 10 * aid
+        else:
+            assert np.isnan(bw[s])
+    assert list(table.marked(slots, {7, 9, 12345})) == [aid in (7, 9) for aid in got]
+
+
+def test_expiry_scan_is_lazy_but_exact() -> None:
+    table = PeerTable(self_id=0, forget_timeout=10.0, max_peers=10)
+    table.touch(1, 0.0)
+    table.touch(2, 4.0)
+    table.touch(1, 6.0)  # 1 heard again; the cached bound (10 s) is now early, never late
+    assert table.next_expiry() == 10.0
+    assert table.expire(10.0) == []
+    assert table.next_expiry() == 14.0  # recomputed by the scan
+    assert table.expire(14.0) == [2]
+    assert table.expire(16.0) == [1]

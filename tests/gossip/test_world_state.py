@@ -14,7 +14,6 @@ FACE = (1.0, 0.0, 0.0)
 
 def _path(**kw: float) -> InterestPath:
     args = {
-        "frame_time": FRAME,
         "transient_decay": 0.25,
         "important_decay": 2.0,
         "correction_limit": 2,
@@ -34,13 +33,19 @@ def _carried(path: InterestPath, start: float, frames: int) -> list[Interaction 
     return [path.take(start + i * FRAME, 100 + i) for i in range(frames)]
 
 
-def test_resend_schedule_doubles() -> None:
-    path = _path()
+def test_carried_in_consecutive_frames() -> None:
+    # Spec 002 §2.8 / Fig. 2.8: the type-10 record names the first carrier and the number of
+    # frames it was sent in, so a lone interaction rides in consecutive own messages.
+    path = _path(carry_frames=6)
     path.add(_pickup(1), 0.0, POS, FACE)
     carried = _carried(path, 0.0, 40)
     sent_at = [i for i, x in enumerate(carried) if x is not None]
-    assert sent_at == [0, 1, 3, 7, 15, 31]  # 1, 2, 4, 8, 16 frames apart, then it decays at 2 s
-    assert len(path) == 0 or path.take(2.0, 999) is None
+    assert sent_at == [0, 1, 2, 3, 4, 5]  # six consecutive frames, then no more carriers
+    records = path.corrections_for(peer_id=1, reported=200)
+    assert [(r.first_message, r.length) for r in records] == [(100, 6)]
+    assert len(path) == 1  # kept for corrections until it decays at 2 s
+    assert path.take(2.0, 999) is None
+    assert len(path) == 0
 
 
 def test_transient_decays_fast_and_important_ranks_first() -> None:

@@ -14,8 +14,10 @@ and changes only *who receives* two kinds of message, through the ``_recipients_
 2. **Interest-scoped push.** An own avatar info that *carries an interaction* goes, besides the
    weighted draws, directly (hop 0) to every peer whose last known avatar lies within
    ``push_radius`` metres, nearest first, at most ``push_limit`` of them. Plain position
-   updates (over 90 % of frames) keep the thesis's fan-out, so the extra upload is proportional
-   to the interaction rate times the neighbourhood size.
+   updates (over 90 % of frames) keep the thesis's fan-out. An interaction rides in
+   ``carry_frames`` consecutive frames (`lagless.gossip.world_state`); only its first
+   ``push_repeats`` carriers are pushed, so the extra upload is proportional to the interaction
+   rate times the neighbourhood size times ``push_repeats``.
 
 Decisions, pinned in ``tests/gossip/test_improved.py``:
 
@@ -25,7 +27,8 @@ Decisions, pinned in ``tests/gossip/test_improved.py``:
   update stale; the default radius (250 m on the lab's 1000 m map) leaves a margin over the
   1/5-map circle the loss metric uses (``test_interaction_frames_reach_the_neighbourhood``).
 * Frames without an interaction and every forwarded avatar info use the Silac draw unchanged
-  (``test_plain_frames_keep_the_silac_fanout``).
+  (``test_plain_frames_keep_the_silac_fanout``); so do the carriers of an interaction after its
+  first ``push_repeats`` (``test_push_stops_after_push_repeats``).
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
 
 from lagless._types import Address
 from lagless.errors import ConfigError
@@ -42,6 +48,8 @@ from lagless.gossip.peer import GossipPeer
 from lagless.gossip.table import PeerRecord
 
 __all__ = ["ImprovedConfig", "ImprovedPeer"]
+
+_PUSH_MEMORY: Final = 256  # interaction codes whose push count is remembered (oldest dropped)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,6 +66,8 @@ class ImprovedConfig:
     """Radius of the interaction push, metres (0 disables it)."""
     push_limit: int = 128
     """Most peers one interaction-carrying frame is pushed to (nearest first)."""
+    push_repeats: int = 2
+    """Carriers of one interaction that are pushed (the first ones); later carriers are not."""
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.push_radius) and self.push_radius >= 0):
@@ -66,6 +76,8 @@ class ImprovedConfig:
             )
         if not 0 <= self.push_limit <= 250:
             raise ConfigError(f"push_limit must be in [0, 250], got {self.push_limit}")
+        if not 1 <= self.push_repeats <= 255:
+            raise ConfigError(f"push_repeats must be in [1, 255], got {self.push_repeats}")
 
 
 class ImprovedPeer(GossipPeer):
@@ -104,6 +116,7 @@ class ImprovedPeer(GossipPeer):
             model=model,
         )
         self._improved = improved if improved is not None else ImprovedConfig()
+        self._pushed: dict[int, int] = {}
 
     @property
     def improved(self) -> ImprovedConfig:
@@ -117,7 +130,7 @@ class ImprovedPeer(GossipPeer):
         if isinstance(payload, JoinRequest) and c.join_flood:
             if hop != 1:
                 return []
-            return [r for r in self._table if r.address is not None and r.avatar_id not in exclude]
+            return [self._table.record_at(int(i)) for i in self._table.candidate_slots(exclude)]
         drawn = super()._recipients_for(payload, hop, exclude, penalised)
         if (
             hop != 0
@@ -127,18 +140,25 @@ class ImprovedPeer(GossipPeer):
             or c.push_limit == 0
         ):
             return drawn
+        code = payload.interaction.code
+        pushed = self._pushed.get(code, 0)
+        if pushed >= c.push_repeats:
+            return drawn
+        self._pushed[code] = pushed + 1
+        while len(self._pushed) > _PUSH_MEMORY:
+            del self._pushed[next(iter(self._pushed))]
         return drawn + self._neighbourhood({r.avatar_id for r in drawn})
 
     def _neighbourhood(self, taken: set[int]) -> list[PeerRecord]:
+        table = self._table
+        slots = table.candidate_slots(taken)
+        pos, has_pos, _ = table.columns()
+        slots = slots[has_pos[slots]]
         x, y, z = self.avatar.position
-        r2 = self._improved.push_radius**2
-        near: list[tuple[float, int, PeerRecord]] = []
-        for r in self._table:
-            if r.address is None or r.avatar is None or r.avatar_id in taken:
-                continue
-            px, py, pz = r.avatar.position
-            d2 = (px - x) ** 2 + (py - y) ** 2 + (pz - z) ** 2
-            if d2 <= r2:
-                near.append((d2, r.avatar_id, r))
-        near.sort(key=lambda item: (item[0], item[1]))
-        return [r for _, _, r in near[: self._improved.push_limit]]
+        p = pos[slots]
+        dx, dy, dz = p[:, 0] - x, p[:, 1] - y, p[:, 2] - z
+        d2 = dx * dx + dy * dy + dz * dz
+        near = d2 <= self._improved.push_radius**2
+        slots, d2 = slots[near], d2[near]
+        order = np.lexsort((table.slot_ids()[slots], d2))[: self._improved.push_limit]
+        return [table.record_at(int(slots[i])) for i in order]

@@ -24,16 +24,30 @@ with hop = ``max_hop`` is not forwarded (§2.13). Decisions (spec 002 §7), pinn
   JOINED and adopts the accept's game id when joining with ``game_id=None`` (§7.15;
   ``test_join_accept_reject_flow``).
 * Unknown avatar ids in a tail, or avatar info of a peer without full data, are asked for with a
-  flag-64 request to the current sender, riding on this node's next own avatar info; the answer
-  is a join accept, naming the described peer's address when it is a third party (§2.5.7;
-  ``test_retransmission_request_for_unknown_peer``). At most 8 accepts answer one request, so a
-  request cannot amplify traffic without bound.
+  flag-64 request to the current sender. The request is "always appended to the end of another
+  message" (§2.5.7): it rides on the next own avatar info whose draw S includes that sender and
+  never causes a datagram of its own; unanswered requests are dropped after ``forget_timeout``,
+  and a sender that is not an addressed peer (a relay, a spoof) can never be drawn, so it is
+  never asked. The answer is a join accept, naming the described peer's address when it is a
+  third party (``test_retransmission_request_for_unknown_peer``,
+  ``test_spoofed_source_is_not_learnt``). At most 8 accepts answer one request, so a request
+  cannot amplify traffic without bound. This is what sets the join time of E5: with f = 3 of
+  100 peers a given sender is drawn about once in 30 frames, and the last of ~90 members learns
+  a newcomer after ≈ 5 s (thesis §5.2: 5.5 s); sending the request at once as an extra datagram
+  (the earlier reading) made it 1.3 s.
+* A recipient set wider than a tail can name (255, e.g. `ImprovedPeer`'s join flood at > 255
+  peers) goes out in groups, each datagram's tail naming its own group
+  (``test_improved.py::test_flood_wider_than_a_tail_goes_out_in_groups``).
+* Forwards due at the same time leave in arrival order (a heap keyed by (due, arrival)); the
+  peer table mirrors positions, bandwidth and addresses in numpy columns so each draw is a few
+  array operations (`lagless.gossip.selection.select_from_table`); neither changes behaviour.
 * Free bandwidth is in bytes per second; the tail carries half of ``advertise_bandwidth``'s value
   (§2.12, §7.8; ``test_tail_advertises_half_bandwidth``).
 """
 
 from __future__ import annotations
 
+import heapq
 import logging
 import random
 from collections import deque
@@ -59,6 +73,7 @@ from lagless.gossip.events import (
     PeerLeft,
 )
 from lagless.gossip.messages import (
+    MAX_RECIPIENTS,
     NO_INTERACTION,
     AvatarInfo,
     AvatarState,
@@ -77,7 +92,7 @@ from lagless.gossip.messages import (
     Tail,
     Vec3,
 )
-from lagless.gossip.selection import select_peers
+from lagless.gossip.selection import select_from_table
 from lagless.gossip.state import (
     TRANSITIONS,
     Counters,
@@ -107,6 +122,7 @@ _FORWARDED: Final = frozenset(
 class _Pending:
     packet: Packet
     due: float
+    seq: int
     senders: set[Address]
     penalised: set[int]
 
@@ -163,17 +179,20 @@ class GossipPeer:
             self_id=self._id, forget_timeout=config.forget_timeout, max_peers=config.max_peers
         )
         self._interest = InterestPath(
-            frame_time=config.frame_time,
             transient_decay=config.transient_decay,
             important_decay=config.important_decay,
             correction_limit=config.correction_limit,
+            carry_frames=config.carry_frames,
         )
         self._world = WorldState(self_id=self._id, memory=config.conflict_memory)
         self._serial = 0
         self._rollbacks: list[tuple[Interaction, float]] = []
         self._pending: dict[tuple[int, int, int], _Pending] = {}
+        self._due: list[tuple[float, int, tuple[int, int, int]]] = []
+        self._due_seq = 0
         self._seen: dict[tuple[int, int, int], float] = {}
         self._requests: dict[Address, set[int]] = {}
+        self._requested_at: dict[Address, float] = {}
         self._asked: dict[int, float] = {}
         self._contacts: tuple[Address, ...] = ()
         self._join_attempts = 0
@@ -298,6 +317,7 @@ class GossipPeer:
             number = self._tick()
             self._send_own(Leave(avatar_id=self._id), number, self._select(set(), set()))
         self._pending.clear()
+        self._due.clear()
         self._next_frame = None
         self._join_deadline = None
 
@@ -394,13 +414,24 @@ class GossipPeer:
         if self._state is PeerState.LEFT:
             return None
         times = [t for t in (self._next_frame, self._join_deadline) if t is not None]
-        if self._pending:
-            times.append(min(p.due for p in self._pending.values()))
+        due = self._next_due()
+        if due is not None:
+            times.append(due)
         # The expiry is refreshed in handle_timer; last_heard only grows in between, so the cached
         # value is never later than the true one (an early handle_timer is harmless).
         if self._expiry is not None:
             times.append(self._expiry)
         return min(times, default=None)
+
+    def _next_due(self) -> float | None:
+        # Drop heap entries of forwards that were suppressed, so the head is a live deadline.
+        while self._due:
+            due, seq, key = self._due[0]
+            pending = self._pending.get(key)
+            if pending is not None and pending.seq == seq:
+                return due
+            heapq.heappop(self._due)
+        return None
 
     def handle_timer(self, now: float) -> None:
         """Run what is due at ``now``: expiries, forwards, join retries and the own frame.
@@ -409,7 +440,14 @@ class GossipPeer:
         """
         for aid in self._table.expire(now):
             self._events.append(PeerLeft(avatar_id=aid, reason=LeaveReason.TIMED_OUT))
-        for key in [k for k, p in self._pending.items() if p.due <= now]:
+        ready: list[tuple[int, tuple[int, int, int]]] = []
+        while self._due and self._due[0][0] <= now:
+            _, seq, key = heapq.heappop(self._due)
+            pending = self._pending.get(key)
+            if pending is not None and pending.seq == seq:
+                ready.append((seq, key))
+        # Insertion order among the due forwards, as the pending dict holds them.
+        for _, key in sorted(ready):
             self._forward(self._pending.pop(key))
         if self._join_deadline is not None and now >= self._join_deadline:
             if self._join_attempts >= self._config.join_attempts:
@@ -424,8 +462,12 @@ class GossipPeer:
             if self._next_frame <= now:
                 self._next_frame = now + self._config.frame_time
         self._world.forget_old(now)
-        if self._asked:
-            self._asked = {a: t for a, t in self._asked.items() if now - t < RETRANSMIT_BACKOFF}
+        # _ask re-inserts on every update, so the oldest entries sit at the front of the dict.
+        while self._asked:
+            oldest = next(iter(self._asked))
+            if now - self._asked[oldest] < RETRANSMIT_BACKOFF:
+                break
+            del self._asked[oldest]
         # Keys are inserted in time order, so the oldest sit at the front of the dict.
         while self._seen:
             oldest = next(iter(self._seen))
@@ -525,7 +567,7 @@ class GossipPeer:
         sender = self._table.by_address(reply)
         if sender is not None:
             sender.last_heard = max(sender.last_heard, now)
-            sender.free_bandwidth = tail.free_bandwidth
+            self._table.set_bandwidth(sender, tail.free_bandwidth)
             reported = packet.header.last_received
             if sender.reported is None or reported > sender.reported:
                 sender.reported = reported
@@ -557,12 +599,16 @@ class GossipPeer:
         lo, hi = self._config.forward_delay_frames
         frames = self._rng.randint(lo, hi)
         tail = packet.tail
+        due = now + frames * self._config.frame_time
+        self._due_seq += 1
         self._pending[key] = _Pending(
             packet=packet,
-            due=now + frames * self._config.frame_time,
+            due=due,
+            seq=self._due_seq,
             senders={addr},
             penalised=set(tail.recipients) if tail is not None else set(),
         )
+        heapq.heappush(self._due, (due, self._due_seq, key))
 
     # -- message handlers -------------------------------------------------------------------
 
@@ -594,7 +640,7 @@ class GossipPeer:
             self._apply_avatar(record, p.avatar, h, now)
         elif record.avatar is None:
             # A third party's answer: its message number is the responder's clock, not X's.
-            record.avatar = p.avatar
+            self._table.set_avatar(record, p.avatar, None)
         self._complete(record, p.model, p.name)
         if self._state is PeerState.JOINING and p.origin is None:
             self._transition(PeerInput.ACCEPT_RECEIVED)
@@ -648,6 +694,8 @@ class GossipPeer:
     def _learn_address(self, record: PeerRecord, address: Address) -> None:
         # §2.5.3: the avatar id is f(address); an address that does not hash to it is not the
         # owner's (a relay, a NAT or a spoof) and is never used as a destination.
+        if record.address == address:
+            return
         try:
             matches = avatar_id_for(address) == record.avatar_id
         except LocalProtocolError:
@@ -669,8 +717,7 @@ class GossipPeer:
     def _apply_avatar(self, record: PeerRecord, avatar: AvatarState, h: Header, now: float) -> None:
         record.last_received = max(record.last_received, h.message_number)
         if h.message_number > record.avatar_number or record.avatar is None:
-            record.avatar = avatar
-            record.avatar_number = h.message_number
+            self._table.set_avatar(record, avatar, h.message_number)
             self._events.append(
                 AvatarUpdated(avatar=avatar, message_number=h.message_number, hop=h.hop)
             )
@@ -698,8 +745,14 @@ class GossipPeer:
         last = self._asked.get(avatar_id)
         if last is not None and now - last < RETRANSMIT_BACKOFF:
             return
+        self._asked.pop(avatar_id, None)
         self._asked[avatar_id] = now
-        ids = self._requests.setdefault(reply, set())
+        ids = self._requests.get(reply)
+        if ids is None:
+            if len(self._requests) >= self._config.max_peers:
+                return
+            ids = self._requests[reply] = set()
+            self._requested_at[reply] = now
         if len(ids) < 64:
             ids.add(avatar_id)
 
@@ -762,10 +815,9 @@ class GossipPeer:
         self._outbox.append((codec.encode(packet), to))
 
     def _select(self, exclude: set[int], penalised: set[int]) -> list[PeerRecord]:
-        candidates = [
-            r for r in self._table if r.address is not None and r.avatar_id not in exclude
-        ]
-        return select_peers(candidates, self._avatar, penalised, config=self._config, rng=self._rng)
+        return select_from_table(
+            self._table, self._avatar, exclude, penalised, config=self._config, rng=self._rng
+        )
 
     def _recipients_for(
         self, payload: Payload, hop: int, exclude: set[int], penalised: set[int]
@@ -806,8 +858,12 @@ class GossipPeer:
             game_id=h.game_id,
             message_number=h.message_number,
         )
-        tail = self._tail([r.avatar_id for r in recipients])
-        self._emit(Packet(header=header, payload=p.payload, tail=tail), recipients)
+        # A tail names at most MAX_RECIPIENTS peers: a wider S (a subclass's flood) goes out in
+        # groups, each datagram listing its own group.
+        for start in range(0, len(recipients), MAX_RECIPIENTS):
+            group = recipients[start : start + MAX_RECIPIENTS]
+            tail = self._tail([r.avatar_id for r in group])
+            self._emit(Packet(header=header, payload=p.payload, tail=tail), group)
         self._counters.forwarded += 1
 
     def _send_join_request(self, now: float) -> None:
@@ -836,7 +892,20 @@ class GossipPeer:
         rollback = rollbacks[number % len(rollbacks)][0] if rollbacks else NO_INTERACTION
         payload = AvatarInfo(avatar=self._avatar, interaction=interaction, rollback=rollback)
         recipients = self._recipients_for(payload, 0, set(), set())
-        requests, self._requests = self._requests, {}
+        requests = {
+            r.address: self._requests.pop(r.address)
+            for r in recipients
+            if r.address in self._requests
+        }
+        for to in requests:
+            del self._requested_at[to]
+        # Requests are created in time order and never re-inserted: the oldest are at the front.
+        horizon = now - self._config.forget_timeout
+        while self._requested_at:
+            to = next(iter(self._requested_at))
+            if self._requested_at[to] > horizon:
+                break
+            del self._requests[to], self._requested_at[to]
         plain = [r for r in recipients if r.address not in requests]
         header = Header(sender_port=self._address[1], game_id=self._game_id, message_number=number)
         ids = [r.avatar_id for r in recipients]

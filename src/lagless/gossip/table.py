@@ -14,15 +14,24 @@ Decisions (spec 002 §7.4, §7.11), pinned in ``tests/gossip/test_table.py``:
 * Nodes are removed only on leave or after ``forget_timeout`` of silence; a leaver is remembered
   as departed for ``forget_timeout`` so stale forwarded copies do not resurrect it
   (``test_forgets_after_timeout``, ``test_departed_not_resurrected``).
+* Speed (not behaviour): positions, advertised bandwidth and addressability are mirrored in numpy
+  columns (one slot per peer) so recipient selection is a few array operations instead of a scan
+  of the records; `candidate_slots` returns slots in insertion order, the order of `__iter__`
+  (``test_columns_follow_records``). The silence scan runs only when the cached earliest expiry
+  is reached; since ``last_heard`` only grows, the cache is a lower bound of the true one.
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
+
+import numpy as np
+import numpy.typing as npt
 
 from lagless._types import Address
 from lagless.errors import LocalProtocolError
@@ -32,8 +41,10 @@ from lagless.gossip.messages import AvatarState, Header, JoinRequest, RejectCode
 __all__ = ["PeerRecord", "PeerTable", "avatar_id_for", "join_reject_code"]
 
 _EPS: Final = 1e-9  # seconds of slack so a timer set at last_heard + timeout always expires
+_GROW: Final = 64  # slots added to the column arrays at once
 
 
+@functools.lru_cache(maxsize=65536)
 def avatar_id_for(address: Address) -> int:
     """Return the avatar id of the participant at ``address``: crc32(ip bytes + port u16 BE).
 
@@ -84,6 +95,8 @@ class PeerRecord:
     """Highest message number originated by it that we received (echoed to it, §2.11)."""
     reported: int | None = None
     """Highest number of OUR messages it reported receiving, or ``None``."""
+    slot: int = -1
+    """Row of this peer in the table's column arrays (internal to `PeerTable`)."""
 
 
 class PeerTable:
@@ -102,6 +115,17 @@ class PeerTable:
         self._peers: dict[int, PeerRecord] = {}
         self._by_address: dict[Address, int] = {}
         self._departed: dict[int, float] = {}
+        self._check: float | None = None
+        self._records: list[PeerRecord | None] = []
+        self._free: list[int] = []
+        self._seq = 0
+        self._order = np.zeros(0, dtype=np.int64)
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._live = np.zeros(0, dtype=bool)
+        self._addressed = np.zeros(0, dtype=bool)
+        self._has_pos = np.zeros(0, dtype=bool)
+        self._pos = np.zeros((0, 3))
+        self._bw = np.zeros(0)
 
     def __len__(self) -> int:
         """Return the number of known peers."""
@@ -147,8 +171,88 @@ class PeerTable:
                 return None
             record = PeerRecord(avatar_id=avatar_id, last_heard=now)
             self._peers[avatar_id] = record
+            self._occupy(record)
+            if self._check is None:
+                self._check = now + self._timeout
         record.last_heard = max(record.last_heard, now)
         return record
+
+    def _occupy(self, record: PeerRecord) -> None:
+        if not self._free:
+            old = len(self._records)
+            new = old + max(_GROW, old)
+            self._records.extend([None] * (new - old))
+            self._free = list(range(new - 1, old - 1, -1))
+            self._order = np.resize(self._order, new)
+            self._ids = np.resize(self._ids, new)
+            self._live = np.concatenate([self._live, np.zeros(new - old, dtype=bool)])
+            self._addressed = np.concatenate([self._addressed, np.zeros(new - old, dtype=bool)])
+            self._has_pos = np.concatenate([self._has_pos, np.zeros(new - old, dtype=bool)])
+            self._pos = np.concatenate([self._pos, np.zeros((new - old, 3))])
+            self._bw = np.concatenate([self._bw, np.zeros(new - old)])
+        slot = self._free.pop()
+        record.slot = slot
+        self._records[slot] = record
+        self._order[slot] = self._seq
+        self._seq += 1
+        self._ids[slot] = record.avatar_id
+        self._live[slot] = True
+        self._addressed[slot] = False
+        self._has_pos[slot] = False
+        self._bw[slot] = np.nan
+
+    def set_avatar(self, record: PeerRecord, avatar: AvatarState, number: int | None) -> None:
+        """Store ``record``'s latest avatar (and its message number unless ``None``)."""
+        record.avatar = avatar
+        if number is not None:
+            record.avatar_number = number
+        if record.slot >= 0:
+            self._pos[record.slot] = avatar.position
+            self._has_pos[record.slot] = True
+
+    def set_bandwidth(self, record: PeerRecord, free_bandwidth: int) -> None:
+        """Store the free bandwidth ``record``'s peer advertised, bytes per second (§2.9.3)."""
+        record.free_bandwidth = free_bandwidth
+        if record.slot >= 0:
+            self._bw[record.slot] = free_bandwidth
+
+    def candidate_slots(self, exclude: Iterable[int]) -> npt.NDArray[np.int64]:
+        """Return the slots of addressed peers not in ``exclude``, in insertion order."""
+        mask = self._live & self._addressed
+        for aid in exclude:
+            record = self._peers.get(aid)
+            if record is not None:
+                mask[record.slot] = False
+        idx = np.flatnonzero(mask)
+        return idx[np.argsort(self._order[idx], kind="stable")]
+
+    def marked(self, slots: npt.NDArray[np.int64], ids: Iterable[int]) -> npt.NDArray[np.bool_]:
+        """Return, for each of ``slots``, whether its peer's avatar id is in ``ids``."""
+        flags = np.zeros(len(self._records), dtype=bool)
+        for aid in ids:
+            record = self._peers.get(aid)
+            if record is not None:
+                flags[record.slot] = True
+        return flags[slots]
+
+    def record_at(self, slot: int) -> PeerRecord:
+        """Return the record stored in ``slot`` (from `candidate_slots`)."""
+        record = self._records[slot]
+        assert record is not None  # invariant: candidate slots are occupied
+        return record
+
+    def columns(
+        self,
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
+        """Return the (positions m, position known, advertised bandwidth B/s or nan) columns.
+
+        The arrays are the table's own, indexed by slot; callers must not modify them.
+        """
+        return self._pos, self._has_pos, self._bw
+
+    def slot_ids(self) -> npt.NDArray[np.int64]:
+        """Return the avatar id column, indexed by slot (read-only by convention)."""
+        return self._ids
 
     def set_address(self, record: PeerRecord, address: Address) -> None:
         """Record where ``record``'s participant receives messages."""
@@ -156,6 +260,8 @@ class PeerTable:
             del self._by_address[record.address]
         record.address = address
         self._by_address[address] = record.avatar_id
+        if record.slot >= 0 and self._peers.get(record.avatar_id) is record:
+            self._addressed[record.slot] = True
 
     def remove(self, avatar_id: int, now: float, *, departed: bool) -> PeerRecord | None:
         """Forget ``avatar_id``; with ``departed`` also ignore it for ``forget_timeout`` seconds."""
@@ -166,25 +272,41 @@ class PeerTable:
             and (self._by_address.get(record.address) == avatar_id)
         ):
             del self._by_address[record.address]
+        if record is not None and record.slot >= 0:
+            self._live[record.slot] = False
+            self._addressed[record.slot] = False
+            self._records[record.slot] = None
+            self._free.append(record.slot)
+            record.slot = -1
         if departed:
             self._departed[avatar_id] = now
+            limit = now + self._timeout
+            self._check = limit if self._check is None else min(self._check, limit)
         return record
 
     def expire(self, now: float) -> list[int]:
         """Forget every peer silent for ``forget_timeout`` seconds; return their ids."""
+        if self._check is None or now < self._check - _EPS:
+            return []
         limit = self._timeout - _EPS
         gone = [r.avatar_id for r in self._peers.values() if now - r.last_heard >= limit]
         for aid in gone:
             self.remove(aid, now, departed=False)
         for aid in [a for a, t in self._departed.items() if now - t >= self._timeout]:
             del self._departed[aid]
+        self._check = (
+            min(r.last_heard for r in self._peers.values()) + self._timeout if self._peers else None
+        )
         return gone
 
     def next_expiry(self) -> float | None:
-        """Return the earliest time (s) a peer would be forgotten, or ``None``."""
+        """Return a lower bound of the earliest time (s) a peer would be forgotten, or ``None``.
+
+        The bound is exact after `expire` and after the first `touch` of an empty table.
+        """
         if not self._peers:
             return None
-        return min(r.last_heard for r in self._peers.values()) + self._timeout
+        return self._check
 
 
 def join_reject_code(

@@ -6,9 +6,14 @@ and §2.8 (the interest path: own interactions ordered by recency, re-sent less 
 decaying; important ones first and longer). Decisions (spec 002 §7.9), pinned in
 ``tests/gossip/test_world_state.py``:
 
-* One interaction rides in each avatar-info message: fresh ones first (important before transient),
-  then the due entry of highest rank (important first, then most recent). After the k-th send an
-  entry is due again 2^(k-1) frames later, until it decays (``test_resend_schedule_doubles``).
+* One interaction rides in each avatar-info message. An interaction is carried in
+  ``carry_frames`` own messages, consecutive when it is alone, because the type-10 record
+  describes its carriers as "the first message that contained it" plus "the number of frames in
+  which it was sent" (§2.8 Fig. 2.8): a contiguous run, not a sparse schedule. Several live
+  entries share the frames round-robin: fewest sends first, then important before transient,
+  then oldest (``test_carried_in_consecutive_frames``,
+  ``test_transient_decays_fast_and_important_ranks_first``). After its run, or once it decays,
+  an entry is no longer carried; important entries stay for corrections until they decay.
 * Interactions are identified by (avatar id, code) and applied once; a rolled-back code is
   remembered so a late copy does not re-apply it (``test_late_copy_after_rollback_is_ignored``).
 * Conflict (§2.7): a pickup of an item another avatar holds makes **both** lose: the item becomes
@@ -41,7 +46,6 @@ class _Entry:
     first: int | None = None
     last: int = 0
     sends: int = 0
-    due: float = 0.0
     confirmed: set[int] = field(default_factory=set)
     corrections: dict[int, list[int]] = field(default_factory=dict)
 
@@ -50,21 +54,21 @@ class InterestPath:
     """This node's own recent interactions, re-sent with falling frequency (spec 002 §2.8).
 
     Args:
-        frame_time: Seconds per frame.
         transient_decay: Lifetime of transient interactions, seconds.
         important_decay: Lifetime of important interactions, seconds.
         correction_limit: Corrections per peer per interaction at most.
+        carry_frames: Own messages that carry each interaction (its "length", Fig. 2.8).
     """
 
     def __init__(
         self,
         *,
-        frame_time: float,
         transient_decay: float,
         important_decay: float,
         correction_limit: int,
+        carry_frames: int = 20,
     ) -> None:
-        self._frame = frame_time
+        self._carry = carry_frames
         self._decay = (transient_decay, important_decay)
         self._limit = correction_limit
         self._entries: list[_Entry] = []
@@ -76,7 +80,7 @@ class InterestPath:
     def add(self, interaction: Interaction, now: float, position: Vec3, facing: Vec3) -> None:
         """Put a new own interaction on the path (most recent, not yet sent)."""
         self._entries.append(
-            _Entry(interaction=interaction, created=now, position=position, facing=facing, due=now)
+            _Entry(interaction=interaction, created=now, position=position, facing=facing)
         )
 
     def remove(self, interaction: Interaction) -> None:
@@ -94,19 +98,14 @@ class InterestPath:
     def take(self, now: float, message_number: int) -> Interaction | None:
         """Choose the interaction to carry in own message ``message_number`` sent at ``now``."""
         self.expire(now)
-        fresh = [e for e in self._entries if e.sends == 0]
-        if fresh:
-            best = max(fresh, key=lambda e: (e.interaction.important, -e.created))
-        else:
-            due = [e for e in self._entries if e.due <= now + _EPS]
-            if not due:
-                return None
-            best = max(due, key=lambda e: (e.interaction.important, e.created))
+        live = [e for e in self._entries if e.sends < self._carry]
+        if not live:
+            return None
+        best = min(live, key=lambda e: (e.sends, not e.interaction.important, e.created))
         if best.first is None:
             best.first = message_number
         best.last = message_number
         best.sends += 1
-        best.due = now + self._frame * (1 << (best.sends - 1))
         return best.interaction
 
     def corrections_for(self, peer_id: int, reported: int) -> list[InteractionRecord]:
@@ -143,10 +142,6 @@ class InterestPath:
         for e in self._entries:
             if e.interaction in sent:
                 e.corrections.setdefault(peer_id, []).append(number)
-
-    def next_due(self) -> float | None:
-        """Return the earliest re-send time (s) of a live entry, or ``None``."""
-        return min((e.due for e in self._entries), default=None)
 
 
 @dataclass(slots=True)

@@ -60,3 +60,15 @@ def test_newcomer_join_times(measured) -> None:
     assert 0.07 < known < 2.0
     assert 0.07 < learnt < 2.0
     assert not math.isnan(known)
+
+
+def test_join_times_need_every_member() -> None:
+    from types import SimpleNamespace
+
+    from lagless.lab.gossip.metrics import join_times
+
+    fake = SimpleNamespace(known_at={7: {1: 3.0, 2: 5.0}}, learnt_at={7: {1: 4.0}})
+    known, learnt = join_times(fake, 7, 1.0, [1, 2])  # type: ignore[arg-type]
+    assert known == 4.0
+    assert math.isnan(learnt)  # member 2 was never learnt: nan, not the max of the others
+    assert all(math.isnan(x) for x in join_times(fake, 7, 1.0, []))  # type: ignore[arg-type]

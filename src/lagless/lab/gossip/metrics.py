@@ -15,6 +15,8 @@ distance (§3.5), and Inc / Inj (Eq. 1.1–1.6). Decisions, pinned in
 * Inc and Inj use distances in metres with d_min = 1 m and a replica is in a wrong state when it
   is more than 1 m from the true avatar position; both are time averages per node, then a mean
   over nodes (Eq. 1.3, 1.6).
+* Join times are nan unless every member got there within the window; a missing member is never
+  skipped (``test_swarm.py::test_join_times_need_every_member``).
 * Upload counts on-wire bytes (payload + 28 header bytes) per node per second; kB = 1000 bytes.
 """
 
@@ -67,12 +69,19 @@ def loss_by_distance(
 def join_times(
     swarm: Swarm, newcomer: int, start: float, members: list[int]
 ) -> tuple[float, float]:
-    """Return (s until all ``members`` knew ``newcomer``, s until it knew them all); nan: never."""
+    """Return (s until all ``members`` knew ``newcomer``, s until it knew them all).
+
+    Either is nan when some member never got there (or ``members`` is empty).
+    """
     known = swarm.known_at.get(newcomer, {})
     learnt = swarm.learnt_at.get(newcomer, {})
-    a = max((known.get(i, math.nan) for i in members), default=math.nan) - start
-    b = max((learnt.get(i, math.nan) for i in members), default=math.nan) - start
-    return a, b
+
+    def last(times: dict[int, float]) -> float:
+        if not members or any(i not in times for i in members):
+            return math.nan
+        return max(times[i] for i in members) - start
+
+    return last(known), last(learnt)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
