@@ -3,7 +3,7 @@
 Implements the quantities of spec 002 §6.2 E5–E9: join propagation, per-node upload and message
 mix, loss vs distance (the thesis's "objects" are interactions, §3.4), hop shares and delay vs
 distance (§3.5), and Inc / Inj (Eq. 1.1–1.6). Decisions, pinned in
-``tests/lab/gossip/test_metrics.py``:
+``tests/lab/gossip/test_swarm.py``:
 
 * "Map size" is the side of the square map; an interaction is lost for node n when n was in the
   game when it was performed and never applied it by the end of the run; interactions of the last
