@@ -17,6 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "lagless"
 LAYERS: dict[str, int] = {
     "_types": 0,
     "_version": 0,
+    "_validate": 0,
     "errors": 0,
     "wire": 1,
     "netsim": 2,

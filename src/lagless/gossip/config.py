@@ -24,22 +24,13 @@ default cites its source; where the thesis is silent the decision is listed here
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+from lagless._validate import require_non_negative as _non_negative
+from lagless._validate import require_positive as _positive
 from lagless.errors import ConfigError
 
 __all__ = ["GossipConfig"]
-
-
-def _positive(name: str, value: float) -> None:
-    if not (math.isfinite(value) and value > 0):
-        raise ConfigError(f"{name} must be a finite number > 0, got {value!r}")
-
-
-def _non_negative(name: str, value: float) -> None:
-    if not (math.isfinite(value) and value >= 0):
-        raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
 
 
 def _u32(name: str, value: int) -> None:

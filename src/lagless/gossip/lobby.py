@@ -41,7 +41,6 @@ from __future__ import annotations
 import enum
 import ipaddress
 import logging
-import math
 import random
 from collections import deque
 from collections.abc import Mapping
@@ -50,7 +49,9 @@ from types import MappingProxyType
 from typing import Final
 
 from lagless._types import Address
-from lagless.errors import ConfigError, LocalProtocolError
+from lagless._validate import require_int_range as _int_range
+from lagless._validate import require_positive as _positive
+from lagless.errors import LocalProtocolError
 from lagless.gossip import codec
 from lagless.gossip.events import GossipEvent
 from lagless.gossip.messages import (
@@ -88,16 +89,6 @@ _REQUEST_SIZE: Final = codec.HEADER_SIZE + 4  # bytes of a type-34 request
 _GAME_FIXED: Final = 20  # bytes of a type-32/33 game before its contacts (silac.md "Game data")
 _CONTACT_SIZE: Final = {False: 8, True: 20}  # bytes per contact: address + u32 port, IPv4 / IPv6
 _PARTICIPANTS_LIMIT: Final = (1 << 31) - 1  # the 31-bit participant count of Fig. 2.11
-
-
-def _positive(name: str, value: float) -> None:
-    if not (math.isfinite(value) and value > 0):
-        raise ConfigError(f"{name} must be a finite number > 0, got {value!r}")
-
-
-def _int_range(name: str, value: int, lo: int, hi: int) -> None:
-    if not lo <= value <= hi:
-        raise ConfigError(f"{name} must be in [{lo}, {hi}], got {value}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -54,7 +54,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final
+from typing import Final, TypeVar
 
 from lagless._types import Address
 from lagless.errors import LocalProtocolError
@@ -130,6 +130,21 @@ class _Pending:
 class _Drop(Exception):
     def __init__(self, reason: DropReason) -> None:
         self.reason = reason
+
+
+K = TypeVar("K")
+
+
+def _forget_older(stamps: dict[K, float], cutoff: float, *, keep: int | None = None) -> None:
+    """Drop entries stamped before ``cutoff`` (s), and any beyond ``keep``, from the front.
+
+    ``stamps`` must be insertion-ordered by time (re-inserted on update).
+    """
+    while stamps:
+        oldest = next(iter(stamps))
+        if (keep is None or len(stamps) <= keep) and stamps[oldest] > cutoff:
+            return
+        del stamps[oldest]
 
 
 class GossipPeer:
@@ -462,18 +477,9 @@ class GossipPeer:
             if self._next_frame <= now:
                 self._next_frame = now + self._config.frame_time
         self._world.forget_old(now)
-        # _ask re-inserts on every update, so the oldest entries sit at the front of the dict.
-        while self._asked:
-            oldest = next(iter(self._asked))
-            if now - self._asked[oldest] < RETRANSMIT_BACKOFF:
-                break
-            del self._asked[oldest]
-        # Keys are inserted in time order, so the oldest sit at the front of the dict.
-        while self._seen:
-            oldest = next(iter(self._seen))
-            if len(self._seen) <= MAX_SEEN and now - self._seen[oldest] < SEEN_MEMORY:
-                break
-            del self._seen[oldest]
+        # both dicts are (re)inserted in time order, so the oldest entries sit at the front
+        _forget_older(self._asked, now - RETRANSMIT_BACKOFF)
+        _forget_older(self._seen, now - SEEN_MEMORY, keep=MAX_SEEN)
         self._expiry = self._table.next_expiry()
 
     # -- sans-I/O input ---------------------------------------------------------------------
