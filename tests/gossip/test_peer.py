@@ -161,11 +161,14 @@ def test_tail_advertises_half_bandwidth() -> None:
         peer.advertise_bandwidth(-1)
 
 
-def test_forwarding_delay_is_uniform_1_to_4_frames() -> None:
-    delays = Counter()
+def test_forward_leaves_at_the_drawn_frame_tick() -> None:
+    # Eq. 2.7 in Algorithm 1's frame loop: a message arriving between frame ticks 0 and 1 with
+    # a wait of i frames leaves with tick i, together with that tick's own avatar info.
+    ticks = Counter()
     for seed in range(400):
         peer = _host(seed)
         _known(peer, range(1, 8))
+        _advance_to(peer, T0 + 1e-9)  # tick 0 ran
         t = T0 + 0.0123
         peer.receive_datagram(_avatar_info(1, 50), _addr(1), t)
         peer.datagrams_to_send(t)
@@ -173,10 +176,22 @@ def test_forwarding_delay_is_uniform_1_to_4_frames() -> None:
         fwd = _forwards_of(sent, avatar_id_for(_addr(1)))
         assert fwd, "the message must be forwarded"
         assert len({ft for ft, _, _ in fwd}) == 1
-        delays[round((fwd[0][0] - t) / FRAME, 6)] += 1
-    assert set(delays) == {1.0, 2.0, 3.0, 4.0}
+        tick = round((fwd[0][0] - T0) / FRAME, 6)
+        own = [p for ft, p, _ in sent if ft == fwd[0][0] and p.header.hop == 0]
+        assert own, "a forward leaves at a frame tick, with the own avatar info"
+        ticks[tick] += 1
+    assert set(ticks) == {1.0, 2.0, 3.0, 4.0}
     for k in (1.0, 2.0, 3.0, 4.0):
-        assert 0.18 < delays[k] / 400 < 0.32  # sigma ~0.022 around 0.25
+        assert 0.18 < ticks[k] / 400 < 0.32  # sigma ~0.022 around 0.25
+
+
+def test_zero_frame_wait_forwards_at_once() -> None:
+    peer = _host(forward_delay_frames=(0, 0))
+    _known(peer, range(1, 8))
+    t = T0 + 0.0123
+    peer.receive_datagram(_avatar_info(1, 50), _addr(1), t)
+    sent = [p for p, _ in _decoded(peer, t)]
+    assert [p.header.hop for p in sent] == [1, 1, 1]
 
 
 def test_forward_increments_hop_and_excludes_origin_and_senders() -> None:

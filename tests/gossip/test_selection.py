@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.stats import chisquare
 
 from lagless.errors import LocalProtocolError
 from lagless.gossip import (
@@ -20,7 +21,7 @@ from lagless.gossip import (
     goal_function,
     selection_weights,
 )
-from lagless.gossip.selection import select_from_table, select_peers
+from lagless.gossip.selection import RecipientSelector
 
 SAMPLES = 100_000
 
@@ -165,13 +166,10 @@ def test_draw_rejects_bad_input() -> None:
         draw_recipients([1.0], -1, rng=random.Random(0))
 
 
-def test_table_draw_equals_record_draw() -> None:
-    # select_from_table is the vectorised twin of select_peers: same records, same order,
-    # same random stream -> the same recipients, through removals, silent peers and penalties.
-    config = GossipConfig(d_max=500.0, fanout=4)
-    rng = random.Random(7)
+def _table(rng: random.Random, size: int) -> PeerTable:
+    """A table with unaddressed, silent and position-less peers, removals and reused slots."""
     table = PeerTable(self_id=0, forget_timeout=10.0, max_peers=500)
-    for aid in range(1, 120):
+    for aid in range(1, size + 1):
         record = table.touch(aid, 0.0)
         assert record is not None
         if aid % 7:
@@ -183,20 +181,130 @@ def test_table_draw_equals_record_draw() -> None:
             )
         if aid % 3:
             table.set_bandwidth(record, rng.randrange(1, 100_000))
-    for aid in range(1, 120, 11):
+    for aid in range(1, size + 1, 11):
         table.remove(aid, 1.0, departed=False)
-    for aid in (200, 201):  # new peers reuse freed slots but come last in table order
+    for aid in (200, 201):  # new peers reuse freed slots
         record = table.touch(aid, 2.0)
         assert record is not None
         table.set_address(record, ("10.1.0.1", aid))
+    return table
+
+
+def _exact_pair_law(
+    table: PeerTable, me: AvatarState, exclude: set[int], penalised: set[int], config: GossipConfig
+) -> dict[tuple[int, int], float]:
+    """P(first, second) of two draws without replacement, from select_peers's own weights."""
+    records = [r for r in table if r.address is not None and r.avatar_id not in exclude]
+    advertised = [r.free_bandwidth for r in table if r.free_bandwidth is not None]
+    fb_max = max(advertised, default=0)
+    b = [
+        config.unknown_bandwidth if r.free_bandwidth is None else r.free_bandwidth / fb_max
+        for r in records
+    ]
+    w = selection_weights(
+        me.position,
+        me.facing,
+        [r.avatar.position if r.avatar is not None else (0.0, 0.0, 0.0) for r in records],
+        [r.avatar is not None for r in records],
+        b,
+        [r.avatar_id in penalised for r in records],
+        d_max=config.d_max,
+    )
+    total = float(w.sum())
+    law = {}
+    for i, ri in enumerate(records):
+        for j, rj in enumerate(records):
+            if i != j:
+                law[(ri.avatar_id, rj.avatar_id)] = w[i] / total * w[j] / (total - w[i])
+    return law
+
+
+def test_selector_matches_exact_probabilities() -> None:
+    # The cached, rejection-based selector draws ordered pairs with the exact law of Eq. 2.2
+    # recomputed before each draw (chi-square over every ordered pair), through exclusions,
+    # penalties that clamp v' to 0, silent peers and peers without a position.
+    config = GossipConfig(d_max=500.0, fanout=2)
+    rng = random.Random(7)
+    table = _table(rng, 12)
     me = AvatarState(avatar_id=0, position=(200.0, 200.0, 0.0), facing=(0.0, 1.0, 0.0))
-    for trial in range(50):
-        exclude = {rng.randrange(1, 120) for _ in range(3)}
-        penalised = {rng.randrange(1, 120) for _ in range(6)} | {201}
-        records = [r for r in table if r.address is not None and r.avatar_id not in exclude]
-        slow = select_peers(records, me, penalised, config=config, rng=random.Random(trial))
-        fast = select_from_table(
-            table, me, exclude, penalised, config=config, rng=random.Random(trial)
+    exclude, penalised = {2, 6}, {3, 4, 201}
+    law = _exact_pair_law(table, me, exclude, penalised, config)
+    selector = RecipientSelector(table, config)
+    counts: Counter[tuple[int, int]] = Counter()
+    draws = 60_000
+    for _ in range(draws):
+        first, second = selector.select(me, exclude, penalised, rng=rng)
+        counts[(first.avatar_id, second.avatar_id)] += 1
+    assert set(counts) <= set(law)
+    pairs = sorted(law)
+    observed = np.array([counts[p] for p in pairs], dtype=float)
+    expected = np.array([law[p] * draws for p in pairs])
+    assert observed[expected == 0].sum() == 0  # pairs with a clamped v' = 0 never come up
+    big = expected >= 5  # chi-square cells: the rare pairs are pooled into one
+    rare = (expected > 0) & ~big
+    obs = np.append(observed[big], observed[rare].sum()) if rare.any() else observed[big]
+    exp = np.append(expected[big], expected[rare].sum()) if rare.any() else expected[big]
+    assert len(obs) > 20
+    assert chisquare(obs, exp * obs.sum() / exp.sum()).pvalue > 1e-4
+
+
+def test_selector_without_weight_left_draws_uniformly() -> None:
+    # Every candidate penalised below zero: v' = 0 everywhere, so the fan-out is drawn uniformly.
+    config = GossipConfig(d_max=1.0, fanout=3, alpha_penalty=10.0)
+    table = PeerTable(self_id=0, forget_timeout=10.0, max_peers=50)
+    for aid in range(1, 7):
+        record = table.touch(aid, 0.0)
+        assert record is not None
+        table.set_address(record, ("10.0.0.1", aid))
+    selector = RecipientSelector(table, config)
+    me = AvatarState(avatar_id=0, position=(0.0, 0.0, 0.0), facing=(1.0, 0.0, 0.0))
+    rng = random.Random(3)
+    counts: Counter[int] = Counter()
+    for _ in range(6000):
+        got = [r.avatar_id for r in selector.select(me, {6}, set(range(1, 7)), rng=rng)]
+        assert len(set(got)) == len(got) == 3
+        assert 6 not in got
+        counts.update(got)
+    for aid in range(1, 6):
+        assert counts[aid] / 6000 == pytest.approx(3 / 5, abs=0.03)
+
+
+def test_selector_cache_follows_table_changes() -> None:
+    # A selector that has drawn before gives the same recipients as a fresh one over an
+    # identical table after both changed (moves, bandwidth, removals, new peers, a moved and
+    # turned own avatar): no stale weights. (A table's change set has one reader: its selector.)
+    config = GossipConfig(d_max=500.0, fanout=4)
+    rng = random.Random(11)
+    tables = [_table(random.Random(5), 120) for _ in range(2)]
+    used = RecipientSelector(tables[0], config)
+    me = AvatarState(avatar_id=0, position=(200.0, 200.0, 0.0), facing=(0.0, 1.0, 0.0))
+    for trial in range(40):
+        used.select(me, set(), set(), rng=random.Random(-trial))
+        for _ in range(rng.randrange(1, 40)):
+            aid, roll = rng.randrange(1, 140), rng.random()
+            pos = (rng.uniform(0, 400), rng.uniform(0, 400), 0.0)
+            for table in tables:
+                record = table.touch(aid, 3.0) if roll > 0.95 else table.get(aid)
+                if record is None:
+                    continue
+                if roll < 0.5 or roll > 0.95:
+                    table.set_address(record, ("10.2.0.1", aid))
+                    avatar = AvatarState(avatar_id=aid, position=pos, facing=(1, 0, 0))
+                    table.set_avatar(record, avatar, 9)
+                elif roll < 0.8:
+                    table.set_bandwidth(record, int(pos[0] * 500))
+                else:
+                    table.remove(aid, 3.0, departed=False)
+        if trial % 5 == 0:
+            me = AvatarState(
+                avatar_id=0, position=(rng.uniform(0, 400), 50.0, 0.0), facing=(1, 1, 0)
+            )
+        exclude = {rng.randrange(1, 140) for _ in range(3)}
+        penalised = {rng.randrange(1, 140) for _ in range(6)}
+        fresh = RecipientSelector(tables[1], config).select(
+            me, exclude, penalised, rng=random.Random(trial)
         )
-        assert [r.avatar_id for r in fast] == [r.avatar_id for r in slow]
-        assert len(fast) == 4
+        again = used.select(me, exclude, penalised, rng=random.Random(trial))
+        assert [r.avatar_id for r in again] == [r.avatar_id for r in fresh]
+        assert len(fresh) == 4
+        assert not {r.avatar_id for r in fresh} & exclude

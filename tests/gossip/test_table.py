@@ -101,7 +101,31 @@ def test_columns_follow_records() -> None:
             assert bw[s] == 10 * aid
         else:
             assert np.isnan(bw[s])
-    assert list(table.marked(slots, {7, 9, 12345})) == [aid in (7, 9) for aid in got]
+
+
+def test_changes_are_tracked() -> None:
+    table = PeerTable(self_id=0, forget_timeout=10.0, max_peers=10)
+    a, b = table.touch(1, 0.0), table.touch(2, 0.0)
+    assert a is not None
+    assert b is not None
+    assert table.take_changed() == {a.slot, b.slot}
+    assert table.take_changed() == set()
+    version = table.bandwidth_version
+    table.set_bandwidth(a, 500)
+    assert table.bandwidth_version > version
+    version = table.bandwidth_version
+    table.set_bandwidth(a, 500)  # the same advertisement again is no change
+    assert table.bandwidth_version == version
+    assert table.take_changed() == set()
+    table.set_address(b, ("10.0.0.2", 2))
+    table.set_avatar(a, AvatarState(avatar_id=1, position=(1, 2, 3), facing=(1, 0, 0)), 4)
+    assert table.take_changed() == {a.slot, b.slot}
+    assert list(np.flatnonzero(table.addressable())) == [b.slot]
+    slot = a.slot
+    table.remove(1, 1.0, departed=False)
+    assert table.bandwidth_version > version
+    assert table.take_changed() == {slot}
+    assert np.isnan(table.columns()[2][slot])  # a freed slot advertises nothing
 
 
 def test_expiry_scan_is_lazy_but_exact() -> None:

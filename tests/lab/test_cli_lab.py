@@ -54,3 +54,29 @@ def test_unknown_id_is_one_line_listing_valid_ids() -> None:
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert lines == [f"error: unknown experiment 'no/such'; valid ids: {', '.join(registered())}"]
+
+
+def test_set_replaces_parameters_and_is_recorded(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = ["run", "netsim/profiles", "--quick", "--set", "packets=120", "--out", str(out)]
+    result = runner.invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert data["config"]["packets"] == 120
+    gprs = data["tables"]["profiles"][0]
+    assert gprs["received"] == pytest.approx(120 * (1 - gprs["loss"]), abs=0.5)
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("nope=1", "has no parameter 'nope'; its parameters: packets"),
+        ("packets=abc", "parameter 'packets' must be a number like 300, got 'abc'"),
+        ("packets", "--set takes KEY=VALUE, got 'packets'"),
+        ("=5", "--set takes KEY=VALUE"),
+    ],
+)
+def test_bad_set_is_one_error_line(setting: str, message: str) -> None:
+    result = runner.invoke(app, ["run", "netsim/profiles", "--quick", "--set", setting])
+    assert result.exit_code == 2
+    assert message in result.output

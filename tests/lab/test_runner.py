@@ -10,6 +10,7 @@ import pytest
 
 from lagless.errors import ConfigError, LocalProtocolError
 from lagless.lab import ExperimentContext, ExperimentSpec, NullProgress, output_files, run
+from lagless.lab.runner import override_params
 from lagless.netsim import random_stream, stream
 
 from .conftest import TOY_ROWS
@@ -177,3 +178,15 @@ def test_recorders_reject_repeats(toy_spec: ExperimentSpec) -> None:
     with ctx.timer("nothing"):
         pass
     assert ctx.timings == {}
+
+
+def test_overrides_keep_names_and_kinds() -> None:
+    params = {"peers": 100, "rate": 0.5, "sizes": [25, 50], "name": "x", "flag": True}
+    merged = override_params(params, {"peers": 1000.0, "rate": 2, "sizes": [1000]}, "toy/x")
+    assert merged == {**params, "peers": 1000.0, "rate": 2, "sizes": [1000]}
+    assert params["peers"] == 100  # the spec's parameters are not modified
+    for bad in ({"peers": True}, {"sizes": 5}, {"name": 3}, {"flag": 1}):
+        with pytest.raises(ConfigError, match="must be a"):
+            override_params(params, bad, "toy/x")
+    with pytest.raises(ConfigError, match="no parameter 'nope'; its parameters: peers, rate"):
+        override_params(params, {"nope": 1}, "toy/x")

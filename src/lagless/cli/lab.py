@@ -10,6 +10,7 @@ The CLI injects ``time.perf_counter`` as the run's clock, so ``ctx.timer`` timin
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -41,6 +42,25 @@ def default_out(experiment_id: str) -> Path:
     return Path("lab-out") / experiment_id.replace("/", "-")
 
 
+def parse_settings(settings: list[str]) -> dict[str, JSONValue]:
+    """Parse ``KEY=VALUE`` strings; VALUE is JSON, or a plain string when it is not JSON.
+
+    Raises:
+        ConfigError: a setting without ``=`` or with an empty key.
+    """
+    out: dict[str, JSONValue] = {}
+    for item in settings:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set takes KEY=VALUE, got {item!r}")
+        try:
+            value: JSONValue = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        out[key.strip()] = value
+    return out
+
+
 @app.command("list")
 def list_experiments() -> None:
     """List every registered experiment with its quick and full parameters."""
@@ -63,14 +83,29 @@ def run_experiment(
     out: Annotated[
         Path | None, typer.Option(help="output directory [default: lab-out/<id>]")
     ] = None,
+    settings: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="KEY=VALUE",
+            help="replace one parameter; VALUE is JSON (--set peers=1000 --set sizes=[100,1000])",
+        ),
+    ] = None,
 ) -> None:
     """Run one experiment; print its metrics beside the thesis and where the files went."""
     try:
         spec = make(experiment_id)
+        overrides = parse_settings(settings or [])
         target = out if out is not None else default_out(spec.id)
         started = time.perf_counter()
         result = run(
-            spec, seed=seed, quick=quick, out=target, progress=True, clock=time.perf_counter
+            spec,
+            seed=seed,
+            quick=quick,
+            out=target,
+            progress=True,
+            clock=time.perf_counter,
+            overrides=overrides,
         )
         elapsed = time.perf_counter() - started
     except ConfigError as exc:

@@ -28,6 +28,7 @@ list are in ``docs/protocol/silac.md``. Decisions (spec 002 §7), each pinned by
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import math
 import struct
@@ -98,6 +99,7 @@ _VALID_TYPES: Final = frozenset(int(t) for t in MessageType)
 # -- helpers ----------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=65536)
 def _ip_bytes(host: str) -> bytes:
     try:
         return ipaddress.ip_address(host).packed
@@ -138,7 +140,12 @@ def _pull_addr(buf: Buffer) -> Address:
     if zero != 0 or family not in (4, 6):
         raise DecodeError(f"address block: family must be 4 or 6 with a zero byte, got {family}")
     raw = buf.pull_bytes(4 if family == 4 else 16)
-    return (str(ipaddress.ip_address(raw)), port)
+    return (_ip_text(raw), port)
+
+
+@functools.lru_cache(maxsize=65536)
+def _ip_text(raw: bytes) -> str:
+    return str(ipaddress.ip_address(raw))
 
 
 def _push_name(buf: Buffer, name: str) -> None:
@@ -182,7 +189,9 @@ def _pull_count(buf: Buffer, limit: int, item_size: int, what: str) -> int:
     return n
 
 
+@functools.lru_cache(maxsize=4096)
 def _interaction(code: int) -> Interaction:
+    # Interactions are immutable; a swarm's frames carry few distinct codes (mostly 0).
     try:
         return Interaction.from_code(code)
     except ValueError:

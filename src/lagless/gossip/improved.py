@@ -64,7 +64,7 @@ class ImprovedConfig:
     """The contact forwards a direct join request to every addressed peer."""
     push_radius: float = 250.0
     """Radius of the interaction push, metres (0 disables it)."""
-    push_limit: int = 128
+    push_limit: int = 250
     """Most peers one interaction-carrying frame is pushed to (nearest first)."""
     push_repeats: int = 2
     """Carriers of one interaction that are pushed (the first ones); later carriers are not."""

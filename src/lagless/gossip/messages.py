@@ -98,7 +98,7 @@ class MessageType(enum.IntEnum):
     @property
     def has_tail(self) -> bool:
         """True for game messages (0–10); info-server messages (32–35) carry no tail (§2.5.10)."""
-        return self < MessageType.GAMES_LIST
+        return self._value_ < 32
 
 
 class RejectCode(enum.IntEnum):
@@ -133,7 +133,8 @@ _TARGET_MASK: Final = (1 << 20) - 1
 
 
 def _check_vec3(name: str, value: Vec3) -> None:
-    if len(value) != 3 or not all(math.isfinite(c) for c in value):
+    isfinite = math.isfinite
+    if len(value) != 3 or not (isfinite(value[0]) and isfinite(value[1]) and isfinite(value[2])):
         raise LocalProtocolError(f"{name} must be 3 finite floats, got {value!r}")
 
 
@@ -460,8 +461,11 @@ class Tail:
         _check_u32("free_bandwidth", self.free_bandwidth)
         if len(self.recipients) > MAX_RECIPIENTS:
             raise LocalProtocolError(f"recipients must hold at most {MAX_RECIPIENTS}")
-        for rid in self.recipients:
-            _check_u32("recipient id", rid)
+        if self.recipients and not (
+            min(self.recipients) >= 0 and max(self.recipients) < _U32_LIMIT
+        ):
+            bad = next(r for r in self.recipients if not 0 <= r < _U32_LIMIT)
+            raise LocalProtocolError(f"recipient id must be in [0, 2**32), got {bad}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -38,9 +38,15 @@ with hop = ``max_hop`` is not forwarded (§2.13). Decisions (spec 002 §7), pinn
 * A recipient set wider than a tail can name (255, e.g. `ImprovedPeer`'s join flood at > 255
   peers) goes out in groups, each datagram's tail naming its own group
   (``test_improved.py::test_flood_wider_than_a_tail_goes_out_in_groups``).
-* Forwards due at the same time leave in arrival order (a heap keyed by (due, arrival)); the
+* The forwarding wait counts frame ticks, as Algorithm 1's loop sends once per frame: a message
+  that arrives between two frames and draws a wait of i frames (Eq. 2.7) leaves with the i-th
+  frame tick after its arrival, before that frame's own avatar info; i = 0 forwards at once.
+  So the wait lies in ((i - 1)·frame, i·frame], mean 2 frames for i in 1..4
+  (``test_forward_leaves_at_the_drawn_frame_tick``).
+* Forwards due at the same tick leave in arrival order (a heap keyed by (due, arrival)); the
   peer table mirrors positions, bandwidth and addresses in numpy columns so each draw is a few
-  array operations (`lagless.gossip.selection.select_from_table`); neither changes behaviour.
+  array operations (`lagless.gossip.selection.RecipientSelector`); neither changes the law of
+  the draws.
 * Free bandwidth is in bytes per second; the tail carries half of ``advertise_bandwidth``'s value
   (§2.12, §7.8; ``test_tail_advertises_half_bandwidth``).
 """
@@ -92,7 +98,7 @@ from lagless.gossip.messages import (
     Tail,
     Vec3,
 )
-from lagless.gossip.selection import select_from_table
+from lagless.gossip.selection import RecipientSelector
 from lagless.gossip.state import (
     TRANSITIONS,
     Counters,
@@ -121,7 +127,7 @@ _FORWARDED: Final = frozenset(
 @dataclass(slots=True, kw_only=True)
 class _Pending:
     packet: Packet
-    due: float
+    due: int
     seq: int
     senders: set[Address]
     penalised: set[int]
@@ -193,6 +199,7 @@ class GossipPeer:
         self._table = PeerTable(
             self_id=self._id, forget_timeout=config.forget_timeout, max_peers=config.max_peers
         )
+        self._selector = RecipientSelector(self._table, config)
         self._interest = InterestPath(
             transient_decay=config.transient_decay,
             important_decay=config.important_decay,
@@ -203,8 +210,9 @@ class GossipPeer:
         self._serial = 0
         self._rollbacks: list[tuple[Interaction, float]] = []
         self._pending: dict[tuple[int, int, int], _Pending] = {}
-        self._due: list[tuple[float, int, tuple[int, int, int]]] = []
+        self._due: list[tuple[int, int, tuple[int, int, int]]] = []
         self._due_seq = 0
+        self._frames = 0
         self._seen: dict[tuple[int, int, int], float] = {}
         self._requests: dict[Address, set[int]] = {}
         self._requested_at: dict[Address, float] = {}
@@ -415,7 +423,10 @@ class GossipPeer:
 
     def datagrams_to_send(self, now: float) -> list[tuple[bytes, Address]]:
         """Return and clear the queued datagrams."""
-        out, self._outbox = self._outbox, []
+        out = self._outbox
+        if not out:
+            return out
+        self._outbox = []
         self._counters.datagrams_sent += len(out)
         self._counters.bytes_sent += sum(len(d) for d, _ in out)
         return out
@@ -428,25 +439,14 @@ class GossipPeer:
         """Return the next deadline (s): frame, forward, join retry or peer expiry."""
         if self._state is PeerState.LEFT:
             return None
-        times = [t for t in (self._next_frame, self._join_deadline) if t is not None]
-        due = self._next_due()
-        if due is not None:
-            times.append(due)
         # The expiry is refreshed in handle_timer; last_heard only grows in between, so the cached
         # value is never later than the true one (an early handle_timer is harmless).
-        if self._expiry is not None:
-            times.append(self._expiry)
-        return min(times, default=None)
-
-    def _next_due(self) -> float | None:
-        # Drop heap entries of forwards that were suppressed, so the head is a live deadline.
-        while self._due:
-            due, seq, key = self._due[0]
-            pending = self._pending.get(key)
-            if pending is not None and pending.seq == seq:
-                return due
-            heapq.heappop(self._due)
-        return None
+        # Forwards leave at frame ticks, so the frame deadline covers them.
+        first: float | None = None
+        for t in (self._next_frame, self._join_deadline, self._expiry):
+            if t is not None and (first is None or t < first):
+                first = t
+        return first
 
     def handle_timer(self, now: float) -> None:
         """Run what is due at ``now``: expiries, forwards, join retries and the own frame.
@@ -455,15 +455,10 @@ class GossipPeer:
         """
         for aid in self._table.expire(now):
             self._events.append(PeerLeft(avatar_id=aid, reason=LeaveReason.TIMED_OUT))
-        ready: list[tuple[int, tuple[int, int, int]]] = []
-        while self._due and self._due[0][0] <= now:
-            _, seq, key = heapq.heappop(self._due)
-            pending = self._pending.get(key)
-            if pending is not None and pending.seq == seq:
-                ready.append((seq, key))
-        # Insertion order among the due forwards, as the pending dict holds them.
-        for _, key in sorted(ready):
-            self._forward(self._pending.pop(key))
+        next_frame = self._next_frame
+        if next_frame is not None and now >= next_frame:
+            self._frames += 1
+            self._forward_due()
         if self._join_deadline is not None and now >= self._join_deadline:
             if self._join_attempts >= self._config.join_attempts:
                 self._transition(PeerInput.JOIN_TIMED_OUT)
@@ -471,11 +466,10 @@ class GossipPeer:
                 self._events.append(JoinFailed(attempts=self._join_attempts))
             else:
                 self._send_join_request(now)
-        if self._next_frame is not None and now >= self._next_frame:
+        if next_frame is not None and now >= next_frame:
             self._frame(now)
-            self._next_frame += self._config.frame_time
-            if self._next_frame <= now:
-                self._next_frame = now + self._config.frame_time
+            next_frame += self._config.frame_time
+            self._next_frame = next_frame if next_frame > now else now + self._config.frame_time
         self._world.forget_old(now)
         # both dicts are (re)inserted in time order, so the oldest entries sit at the front
         _forget_older(self._asked, now - RETRANSMIT_BACKOFF)
@@ -554,7 +548,7 @@ class GossipPeer:
         if packet.retransmission is not None and self._state is PeerState.JOINED:
             self._answer_retransmission(packet.retransmission, reply)
         if accepted and mtype in _FORWARDED and h.hop < self._config.max_hop:
-            self._enqueue_forward(key, packet, addr, now)
+            self._enqueue_forward(key, packet, addr)
 
     @staticmethod
     def _origin_of(payload: Payload) -> int:
@@ -596,16 +590,13 @@ class GossipPeer:
             del self._pending[key]
             self._counters.suppressed += 1
 
-    def _enqueue_forward(
-        self, key: tuple[int, int, int], packet: Packet, addr: Address, now: float
-    ) -> None:
+    def _enqueue_forward(self, key: tuple[int, int, int], packet: Packet, addr: Address) -> None:
         if len(self._pending) >= self._config.max_pending:
             self._drop(DropReason.PENDING_FULL)
             return
         lo, hi = self._config.forward_delay_frames
-        frames = self._rng.randint(lo, hi)
+        due = self._frames + self._rng.randint(lo, hi)
         tail = packet.tail
-        due = now + frames * self._config.frame_time
         self._due_seq += 1
         self._pending[key] = _Pending(
             packet=packet,
@@ -615,6 +606,20 @@ class GossipPeer:
             penalised=set(tail.recipients) if tail is not None else set(),
         )
         heapq.heappush(self._due, (due, self._due_seq, key))
+        if due <= self._frames:  # a wait of 0 frames: no frame to wait for
+            self._forward_due()
+
+    def _forward_due(self) -> None:
+        """Forward every pending message whose wait ends at frame tick ``_frames``."""
+        ready: list[tuple[int, tuple[int, int, int]]] = []
+        while self._due and self._due[0][0] <= self._frames:
+            _, seq, key = heapq.heappop(self._due)
+            pending = self._pending.get(key)
+            if pending is not None and pending.seq == seq:
+                ready.append((seq, key))
+        # Insertion order among the due forwards, as the pending dict holds them.
+        for _, key in sorted(ready):
+            self._forward(self._pending.pop(key))
 
     # -- message handlers -------------------------------------------------------------------
 
@@ -821,9 +826,7 @@ class GossipPeer:
         self._outbox.append((codec.encode(packet), to))
 
     def _select(self, exclude: set[int], penalised: set[int]) -> list[PeerRecord]:
-        return select_from_table(
-            self._table, self._avatar, exclude, penalised, config=self._config, rng=self._rng
-        )
+        return self._selector.select(self._avatar, exclude, penalised, rng=self._rng)
 
     def _recipients_for(
         self, payload: Payload, hop: int, exclude: set[int], penalised: set[int]

@@ -16,7 +16,11 @@ over all candidates with numpy. Decisions (spec 002 §7.6, §7.7), pinned in
 * A candidate with unknown position gets d = 0 and a = 0 (only its bandwidth counts)
   (``test_unknown_position_counts_only_bandwidth``).
 * b_k of a peer that never sent a tail is ``GossipConfig.unknown_bandwidth``; when every known
-  advertisement is 0, b_k = 0 for the advertisers (Eq. 2.5 is undefined there).
+  advertisement is 0, b_k = 0 for the advertisers (Eq. 2.5 is undefined there). fb_max is the
+  largest value advertised by any known node, a candidate of this draw or not (§3.7: "the
+  largest value reported by any known node").
+* `RecipientSelector` is what a peer uses: the same law, computed incrementally (its docstring
+  says how; ``test_selector_matches_exact_probabilities``).
 """
 
 from __future__ import annotations
@@ -34,14 +38,17 @@ from lagless.gossip.messages import AvatarState, Vec3
 from lagless.gossip.table import PeerRecord, PeerTable
 
 __all__ = [
+    "RecipientSelector",
     "draw_recipients",
     "goal_function",
-    "select_from_table",
     "select_peers",
     "selection_weights",
 ]
 
 FloatArray = npt.NDArray[np.float64]
+
+_PROPOSALS = 32  # rejected proposals in a row before a draw is computed directly
+_SCALAR_REFRESH = 16  # changed slots up to which weights are recomputed in plain floats
 
 
 def goal_function(beta: float) -> float:
@@ -101,8 +108,7 @@ def selection_weights(
     if f_norm == 0.0:
         beta = np.full(len(pos), math.pi / 2)
     else:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cos = (delta @ f) / (dist * f_norm)
+        cos = (delta @ f) / np.where(dist > 0.0, dist * f_norm, 1.0)
         beta = np.where(dist > 0.0, np.arccos(np.clip(cos, -1.0, 1.0)), 0.0)
     a = np.exp(-(beta**2) / 2.0)
     v = np.where(known_mask, a1 * d + a2 * a, 0.0) + a3 * np.asarray(bandwidth, dtype=np.float64)
@@ -160,58 +166,185 @@ def _alphas(config: GossipConfig) -> tuple[float, float, float, float]:
     )
 
 
-def select_from_table(
-    table: PeerTable,
-    avatar: AvatarState,
-    exclude: set[int],
-    penalised: set[int],
-    *,
-    config: GossipConfig,
-    rng: random.Random,
-    fanout: int | None = None,
-) -> list[PeerRecord]:
-    """Draw S from the addressed peers of ``table`` minus ``exclude`` (Eq. 2.1-2.6), vectorised.
+class RecipientSelector:
+    """Draws S over one `PeerTable` (Eq. 2.1-2.6), keeping the weights between draws.
 
-    Same draw as `select_peers` over the same records in table order, computed on the table's
-    numpy columns instead of the records.
+    The same distribution as `select_peers` over the table's addressed peers, at a fraction of
+    the cost: a node draws S for its own frame and for every forward (about ten draws per frame
+    with f = 3), while only the few peers heard from since the last draw change weight.
+
+    * The base weight v = α1·d + α2·a + α3·b of every addressed peer is cached per table slot
+      with its cumulative sum; a draw recomputes only the slots the table reports as changed,
+      all of them when the own avatar moved or turned, and the b term of all of them when an
+      advertised bandwidth changed.
+    * Exclusions and penalties are applied by rejection: a slot is proposed with probability
+      v / Σv and accepted with probability v' / v (0 when excluded or already drawn,
+      max(v - α4, 0) / v when penalised). An accepted slot is therefore drawn with probability
+      v' / Σv' over the slots left, exactly Eq. 2.2 recomputed before each draw. When the slots
+      left hold under a quarter of Σv, or 32 proposals in a row are rejected, the draw falls back
+      to the direct computation (uniform when every v' left is 0), which has the same law
+      (``test_selector_matches_exact_probabilities``).
+    * fb_max of Eq. 2.5 is the largest value advertised by any known node (spec 002 §3.7),
+      excluded or not.
 
     Args:
-        table: The peer table.
-        avatar: The sender's own avatar.
-        exclude: Avatar ids never drawn (originator, senders of copies).
-        penalised: Avatar ids named in a received tail (s_k = 1 in Eq. 2.6).
-        config: Supplies the alphas, D_max and the default b for silent peers.
-        rng: The injected random generator.
-        fanout: Recipients to draw; ``None``: ``config.fanout``.
-
-    Returns:
-        Up to ``fanout`` distinct records in draw order.
+        table: The peer table the draws are made from.
+        config: Supplies the alphas, D_max, the fan-out and the default b for silent peers.
     """
-    slots = table.candidate_slots(exclude)
-    if len(slots) == 0:
-        return []
-    pos, has_pos, bw_all = table.columns()
-    bw = bw_all[slots]
-    silent = np.isnan(bw)
-    fb_max = float(bw[~silent].max()) if not silent.all() else 0.0
-    if fb_max > 0:
-        bandwidth = np.where(silent, config.unknown_bandwidth, bw / fb_max)
-    else:
-        bandwidth = np.where(silent, config.unknown_bandwidth, 0.0)
-    marked = table.marked(slots, penalised)
-    known = has_pos[slots]
-    weights = selection_weights(
-        avatar.position,
-        avatar.facing,
-        np.where(known[:, None], pos[slots], 0.0),
-        known,
-        bandwidth,
-        marked,
-        d_max=config.d_max,
-        alphas=_alphas(config),
-    )
-    count = config.fanout if fanout is None else fanout
-    return [table.record_at(int(slots[i])) for i in draw_recipients(weights, count, rng=rng)]
+
+    def __init__(self, table: PeerTable, config: GossipConfig) -> None:
+        self._table = table
+        self._config = config
+        self._alphas = _alphas(config)
+        self._own: tuple[Vec3, Vec3] | None = None
+        self._geo: FloatArray = np.zeros(0)
+        self._bterm: FloatArray = np.zeros(0)
+        self._bw_version = -1
+        self._v: FloatArray = np.zeros(0)
+        self._cum: FloatArray = np.zeros(0)
+        self._candidate: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
+        self._count = 0
+
+    def _refresh(self, avatar: AvatarState) -> None:
+        table = self._table
+        pos, has_pos, bw = table.columns()
+        changed = table.take_changed()
+        own = (avatar.position, avatar.facing)
+        a3 = self._alphas[2]
+        full = own != self._own or len(self._geo) != len(bw)
+        if full:
+            self._own = own
+            self._geo = self._geometry(avatar, pos, has_pos)
+        elif len(changed) <= _SCALAR_REFRESH:
+            geo = self._geo
+            for k in changed:
+                geo[k] = self._geometry_at(avatar, pos[k]) if has_pos[k] else 0.0
+        else:
+            idx = np.fromiter(changed, dtype=np.int64, count=len(changed))
+            self._geo[idx] = self._geometry(avatar, pos[idx], has_pos[idx])
+        bw_changed = table.bandwidth_version != self._bw_version
+        if full or bw_changed:
+            self._bw_version = table.bandwidth_version
+            silent = np.isnan(bw)
+            advertised = bw[~silent]
+            fb_max = float(advertised.max()) if len(advertised) else 0.0
+            with np.errstate(invalid="ignore", divide="ignore"):
+                b = np.where(silent, self._config.unknown_bandwidth, bw / fb_max if fb_max else 0.0)
+            self._bterm = a3 * b
+        if full or changed or bw_changed:
+            self._candidate = table.addressable()
+            self._count = int(self._candidate.sum())
+            self._v = np.where(self._candidate, self._geo + self._bterm, 0.0)
+            self._cum = np.cumsum(self._v)
+
+    def _geometry(
+        self, avatar: AvatarState, pos: FloatArray, has_pos: npt.NDArray[np.bool_]
+    ) -> FloatArray:
+        a1, a2, _, _ = self._alphas
+        return selection_weights(
+            avatar.position,
+            avatar.facing,
+            pos,
+            has_pos,
+            np.zeros(len(pos)),
+            np.zeros(len(pos)),
+            d_max=self._config.d_max,
+            alphas=(a1, a2, 0.0, 0.0),
+        )
+
+    def _geometry_at(self, avatar: AvatarState, candidate: FloatArray) -> float:
+        """α1·d + α2·a of one candidate: `selection_weights` for one row, in plain floats."""
+        a1, a2, _, _ = self._alphas
+        px, py, pz = avatar.position
+        fx, fy, fz = avatar.facing
+        dx, dy, dz = float(candidate[0]) - px, float(candidate[1]) - py, float(candidate[2]) - pz
+        dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+        d = min(max(1.0 - dist / self._config.d_max, 0.0), 1.0)
+        f_norm = math.sqrt(fx * fx + fy * fy + fz * fz)
+        if dist == 0.0:
+            beta = 0.0
+        elif f_norm == 0.0:
+            beta = math.pi / 2
+        else:
+            cos = (dx * fx + dy * fy + dz * fz) / (dist * f_norm)
+            beta = math.acos(min(max(cos, -1.0), 1.0))
+        return max(a1 * d + a2 * math.exp(-beta * beta / 2.0), 0.0)
+
+    def select(
+        self,
+        avatar: AvatarState,
+        exclude: set[int],
+        penalised: set[int],
+        *,
+        rng: random.Random,
+        fanout: int | None = None,
+    ) -> list[PeerRecord]:
+        """Draw S from the addressed peers minus ``exclude``, measured from ``avatar``.
+
+        Args:
+            avatar: The sender's own avatar.
+            exclude: Avatar ids never drawn (originator, senders of copies).
+            penalised: Avatar ids named in a received tail (s_k = 1 in Eq. 2.6).
+            rng: The injected random generator.
+            fanout: Recipients to draw; ``None``: ``config.fanout``.
+
+        Returns:
+            Up to ``fanout`` distinct records in draw order.
+        """
+        self._refresh(avatar)
+        table = self._table
+        blocked: set[int] = set()
+        for aid in exclude:
+            record = table.get(aid)
+            if record is not None and self._candidate[record.slot]:
+                blocked.add(record.slot)
+        want = min(self._config.fanout if fanout is None else fanout, self._count - len(blocked))
+        if want <= 0:
+            return []
+        marked = {r.slot for r in map(table.get, penalised) if r is not None}
+        a4 = self._alphas[3]
+        v, cum = self._v, self._cum
+        total = float(cum[-1])
+        left = total - sum(float(v[k]) for k in blocked)
+        chosen: list[int] = []
+        while len(chosen) < want:
+            slot = -1
+            if left > 0.25 * total:
+                for _ in range(_PROPOSALS):
+                    k = int(cum.searchsorted(rng.random() * total, side="right"))
+                    if k >= len(v) or k in blocked:
+                        continue
+                    vk = float(v[k])
+                    if vk <= 0.0 or (k in marked and rng.random() * vk >= vk - a4):
+                        continue
+                    slot = k
+                    break
+            if slot < 0:
+                slot = self._direct(blocked, marked, rng)
+            chosen.append(slot)
+            blocked.add(slot)
+            left -= float(v[slot])
+        return [table.record_at(k) for k in chosen]
+
+    def _direct(self, blocked: set[int], marked: set[int], rng: random.Random) -> int:
+        """Draw one slot by computing every v' left (the fallback of the rejection draw)."""
+        w = self._v.copy()
+        if marked:
+            idx = np.fromiter(marked, dtype=np.int64, count=len(marked))
+            w[idx] = np.maximum(w[idx] - self._alphas[3], 0.0)
+        mask = self._candidate.copy()
+        if blocked:
+            mask[np.fromiter(blocked, dtype=np.int64, count=len(blocked))] = False
+        w = np.where(mask, w, 0.0)
+        total = float(w.sum())
+        if total <= 0.0:
+            idx = np.flatnonzero(mask)
+            return int(idx[rng.randrange(len(idx))])
+        cum = np.cumsum(w)
+        k = min(int(np.searchsorted(cum, rng.random() * total, side="right")), len(w) - 1)
+        while w[k] == 0.0:
+            k -= 1
+        return k
 
 
 def select_peers(
@@ -221,6 +354,7 @@ def select_peers(
     *,
     config: GossipConfig,
     rng: random.Random,
+    fb_max: int | None = None,
 ) -> list[PeerRecord]:
     """Draw this message's recipient set S from ``candidates`` (spec 002 §2.9, Eq. 2.1-2.6).
 
@@ -230,14 +364,17 @@ def select_peers(
         penalised: Avatar ids named in a received tail (s_k = 1 in Eq. 2.6).
         config: Supplies the alphas, D_max, fan-out and the default b for silent peers.
         rng: The injected random generator.
+        fb_max: Largest bandwidth advertised by any known node, bytes per second; ``None``:
+            the largest among ``candidates``.
 
     Returns:
         Up to ``config.fanout`` distinct records in draw order.
     """
     if not candidates:
         return []
-    advertised = [r.free_bandwidth for r in candidates if r.free_bandwidth is not None]
-    fb_max = max(advertised, default=0)
+    if fb_max is None:
+        advertised = [r.free_bandwidth for r in candidates if r.free_bandwidth is not None]
+        fb_max = max(advertised, default=0)
     bandwidth = [
         config.unknown_bandwidth
         if r.free_bandwidth is None

@@ -17,7 +17,9 @@ Decisions (spec 002 §7.4, §7.11), pinned in ``tests/gossip/test_table.py``:
 * Speed (not behaviour): positions, advertised bandwidth and addressability are mirrored in numpy
   columns (one slot per peer) so recipient selection is a few array operations instead of a scan
   of the records; `candidate_slots` returns slots in insertion order, the order of `__iter__`
-  (``test_columns_follow_records``). The silence scan runs only when the cached earliest expiry
+  (``test_columns_follow_records``); the table also records which slots changed and bumps a
+  bandwidth version, so `lagless.gossip.selection.RecipientSelector` can keep its weights between
+  draws (``test_changes_are_tracked``). The silence scan runs only when the cached earliest expiry
   is reached; since ``last_heard`` only grows, the cache is a lower bound of the true one.
 """
 
@@ -126,6 +128,8 @@ class PeerTable:
         self._has_pos = np.zeros(0, dtype=bool)
         self._pos = np.zeros((0, 3))
         self._bw = np.zeros(0)
+        self._changed: set[int] = set()
+        self._bw_version = 0
 
     def __len__(self) -> int:
         """Return the number of known peers."""
@@ -200,6 +204,8 @@ class PeerTable:
         self._addressed[slot] = False
         self._has_pos[slot] = False
         self._bw[slot] = np.nan
+        self._changed.add(slot)
+        self._bw_version += 1
 
     def set_avatar(self, record: PeerRecord, avatar: AvatarState, number: int | None) -> None:
         """Store ``record``'s latest avatar (and its message number unless ``None``)."""
@@ -209,12 +215,16 @@ class PeerTable:
         if record.slot >= 0:
             self._pos[record.slot] = avatar.position
             self._has_pos[record.slot] = True
+            self._changed.add(record.slot)
 
     def set_bandwidth(self, record: PeerRecord, free_bandwidth: int) -> None:
         """Store the free bandwidth ``record``'s peer advertised, bytes per second (§2.9.3)."""
+        if record.free_bandwidth == free_bandwidth:
+            return
         record.free_bandwidth = free_bandwidth
         if record.slot >= 0:
             self._bw[record.slot] = free_bandwidth
+            self._bw_version += 1
 
     def candidate_slots(self, exclude: Iterable[int]) -> npt.NDArray[np.int64]:
         """Return the slots of addressed peers not in ``exclude``, in insertion order."""
@@ -226,14 +236,19 @@ class PeerTable:
         idx = np.flatnonzero(mask)
         return idx[np.argsort(self._order[idx], kind="stable")]
 
-    def marked(self, slots: npt.NDArray[np.int64], ids: Iterable[int]) -> npt.NDArray[np.bool_]:
-        """Return, for each of ``slots``, whether its peer's avatar id is in ``ids``."""
-        flags = np.zeros(len(self._records), dtype=bool)
-        for aid in ids:
-            record = self._peers.get(aid)
-            if record is not None:
-                flags[record.slot] = True
-        return flags[slots]
+    def addressable(self) -> npt.NDArray[np.bool_]:
+        """Return a new per-slot mask: True where a live peer has an address (a candidate)."""
+        return self._live & self._addressed
+
+    def take_changed(self) -> set[int]:
+        """Return and clear the slots whose position, address or presence changed since."""
+        changed, self._changed = self._changed, set()
+        return changed
+
+    @property
+    def bandwidth_version(self) -> int:
+        """A counter that grows whenever an advertised bandwidth or the set of slots changes."""
+        return self._bw_version
 
     def record_at(self, slot: int) -> PeerRecord:
         """Return the record stored in ``slot`` (from `candidate_slots`)."""
@@ -262,6 +277,7 @@ class PeerTable:
         self._by_address[address] = record.avatar_id
         if record.slot >= 0 and self._peers.get(record.avatar_id) is record:
             self._addressed[record.slot] = True
+            self._changed.add(record.slot)
 
     def remove(self, avatar_id: int, now: float, *, departed: bool) -> PeerRecord | None:
         """Forget ``avatar_id``; with ``departed`` also ignore it for ``forget_timeout`` seconds."""
@@ -275,8 +291,11 @@ class PeerTable:
         if record is not None and record.slot >= 0:
             self._live[record.slot] = False
             self._addressed[record.slot] = False
+            self._bw[record.slot] = np.nan
             self._records[record.slot] = None
             self._free.append(record.slot)
+            self._changed.add(record.slot)
+            self._bw_version += 1
             record.slot = -1
         if departed:
             self._departed[avatar_id] = now

@@ -37,7 +37,7 @@ from typing import Final, Literal, TypeVar, cast
 
 import numpy as np
 
-from lagless.errors import LocalProtocolError
+from lagless.errors import ConfigError, LocalProtocolError
 from lagless.lab.plots import plots_available, render_plot
 from lagless.lab.progress import NullProgress, Progress, RichProgress, track
 from lagless.lab.registry import ExperimentSpec, make
@@ -45,7 +45,7 @@ from lagless.lab.report import render_report
 from lagless.lab.result import JSONScalar, JSONValue, Metric, Plot, Result, check_name, round_float
 from lagless.netsim.seeds import random_stream, stream
 
-__all__ = ["ExperimentContext", "output_files", "run", "write_outputs"]
+__all__ = ["ExperimentContext", "output_files", "override_params", "run", "write_outputs"]
 
 _log = logging.getLogger("lagless.lab")
 
@@ -67,6 +67,10 @@ class ExperimentContext:
         out: The output directory, or ``None`` when nothing is written.
         progress: Where progress goes (default: silent).
         clock: A monotonic clock (seconds) for ``timer``; ``None`` disables timing.
+        overrides: Parameters replacing the spec's (see `override_params`).
+
+    Raises:
+        ConfigError: an override names an unknown parameter or has the wrong kind of value.
     """
 
     def __init__(
@@ -78,6 +82,7 @@ class ExperimentContext:
         out: Path | None = None,
         progress: Progress | None = None,
         clock: Callable[[], float] | None = None,
+        overrides: Mapping[str, JSONValue] | None = None,
     ) -> None:
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise LocalProtocolError(f"seed must be a non-negative int, got {seed!r}")
@@ -92,6 +97,7 @@ class ExperimentContext:
         self.progress: Progress = progress if progress is not None else NullProgress()
         """The progress reporter; prefer ``track``."""
         self._clock = clock
+        self._params = override_params(spec.params(quick=quick), overrides or {}, spec.id)
         self._rngs: dict[str, np.random.Generator] = {}
         self._randoms: dict[str, random.Random] = {}
         self._metrics: dict[str, Metric] = {}
@@ -102,8 +108,8 @@ class ExperimentContext:
 
     @property
     def params(self) -> Mapping[str, JSONValue]:
-        """The parameters of this run (``spec.quick`` or ``spec.full``)."""
-        return self.spec.params(quick=self.quick)
+        """The parameters of this run (``spec.quick`` or ``spec.full``, then the overrides)."""
+        return self._params
 
     def rng(self, name: str) -> np.random.Generator:
         """Return the numpy stream ``name`` of this run's seed (cached: one generator per name).
@@ -375,6 +381,39 @@ def write_outputs(
     return files
 
 
+def _kind(value: JSONValue) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return type(value).__name__
+
+
+def override_params(
+    params: Mapping[str, JSONValue], overrides: Mapping[str, JSONValue], experiment_id: str
+) -> Mapping[str, JSONValue]:
+    """Return ``params`` with ``overrides`` applied (``lagless lab run --set KEY=VALUE``).
+
+    An override must name an existing parameter and keep its kind (number, bool, str, list or
+    dict); an int may replace a float and the reverse, as JSON does not tell them apart. The
+    merged parameters land in ``results.json``'s config, so a run with overrides says so.
+
+    Raises:
+        ConfigError: an unknown name (the message lists the valid ones) or a value of another kind.
+    """
+    for key, value in overrides.items():
+        if key not in params:
+            raise ConfigError(
+                f"{experiment_id} has no parameter {key!r}; its parameters: {', '.join(params)}"
+            )
+        if _kind(value) != _kind(params[key]):
+            raise ConfigError(
+                f"{experiment_id} parameter {key!r} must be a {_kind(params[key])} like "
+                f"{params[key]!r}, got {value!r}"
+            )
+    return {**params, **overrides}
+
+
 def run(
     experiment: str | ExperimentSpec,
     *,
@@ -383,6 +422,7 @@ def run(
     out: Path | None,
     progress: bool | Progress = False,
     clock: Callable[[], float] | None = None,
+    overrides: Mapping[str, JSONValue] | None = None,
 ) -> Result:
     """Run an experiment from ``seed`` and, when ``out`` is given, write its output directory.
 
@@ -394,12 +434,14 @@ def run(
         progress: ``True`` for rich progress bars on stderr, ``False`` for silence, or a
             ``Progress`` reporter.
         clock: A monotonic clock (seconds) for ``ctx.timer``; timings go to ``timings.json``.
+        overrides: Parameters replacing the spec's ones (`override_params`).
 
     Returns:
         The run's ``Result``.
 
     Raises:
-        ConfigError: an unknown experiment id (the message lists the valid ids).
+        ConfigError: an unknown experiment id (the message lists the valid ids), or a bad
+            override.
         LocalProtocolError: a bad seed, or the entry point returned something other than this
             run's ``Result``.
     """
@@ -408,13 +450,25 @@ def run(
         bars = RichProgress()
         with bars:
             ctx = ExperimentContext(
-                spec, seed=seed, quick=quick, out=out, progress=bars, clock=clock
+                spec,
+                seed=seed,
+                quick=quick,
+                out=out,
+                progress=bars,
+                clock=clock,
+                overrides=overrides,
             )
             result = spec.entry_point(ctx, ctx.params)
     else:
         reporter = None if progress is False else progress
         ctx = ExperimentContext(
-            spec, seed=seed, quick=quick, out=out, progress=reporter, clock=clock
+            spec,
+            seed=seed,
+            quick=quick,
+            out=out,
+            progress=reporter,
+            clock=clock,
+            overrides=overrides,
         )
         result = spec.entry_point(ctx, ctx.params)
     if not isinstance(result, Result) or result.experiment != spec.id or result.seed != seed:

@@ -114,23 +114,48 @@ _FATE_FIELDS = {
 
 
 class _Counters:
-    __slots__ = ("values",)
+    """Per-host or per-link counters; the traffic fields are plain ints (one add per datagram)."""
+
+    __slots__ = (
+        "datagrams_received",
+        "datagrams_sent",
+        "extra",
+        "payload_bytes_received",
+        "payload_bytes_sent",
+    )
 
     def __init__(self) -> None:
-        self.values: dict[str, int] = {}
+        self.datagrams_sent = 0
+        self.payload_bytes_sent = 0
+        self.datagrams_received = 0
+        self.payload_bytes_received = 0
+        self.extra: dict[str, int] = {}
 
     def add(self, name: str, amount: int = 1) -> None:
-        self.values[name] = self.values.get(name, 0) + amount
+        self.extra[name] = self.extra.get(name, 0) + amount
 
     def sent(self, size: int) -> None:
-        self.add("datagrams_sent")
-        self.add("payload_bytes_sent", size)
-        self.add("wire_bytes_sent", size + UDP_IPV4_HEADER)
+        self.datagrams_sent += 1
+        self.payload_bytes_sent += size
 
     def received(self, size: int) -> None:
-        self.add("datagrams_received")
-        self.add("payload_bytes_received", size)
-        self.add("wire_bytes_received", size + UDP_IPV4_HEADER)
+        self.datagrams_received += 1
+        self.payload_bytes_received += size
+
+    @property
+    def values(self) -> dict[str, int]:
+        """The counters as ``HostStats``/``LinkStats`` fields; wire bytes add 28 per datagram."""
+        out = {
+            "datagrams_sent": self.datagrams_sent,
+            "payload_bytes_sent": self.payload_bytes_sent,
+            "wire_bytes_sent": self.payload_bytes_sent + UDP_IPV4_HEADER * self.datagrams_sent,
+            "datagrams_received": self.datagrams_received,
+            "payload_bytes_received": self.payload_bytes_received,
+            "wire_bytes_received": self.payload_bytes_received
+            + UDP_IPV4_HEADER * self.datagrams_received,
+        }
+        out.update(self.extra)
+        return out
 
 
 def _port(port: int) -> int:

@@ -34,21 +34,17 @@ class Handle:
         when: Absolute virtual time (s) the call is due at.
     """
 
-    __slots__ = ("_args", "_cancelled", "_fn", "_seq", "when")
+    __slots__ = ("_args", "_cancelled", "_fn", "when")
 
-    def __init__(
-        self, when: float, seq: int, fn: Callable[..., object], args: tuple[object, ...]
-    ) -> None:
+    def __init__(self, when: float, fn: Callable[..., object], args: tuple[object, ...]) -> None:
         """Create a handle; only ``Scheduler`` makes these.
 
         Args:
             when: Absolute virtual time (s) the call is due at.
-            seq: Insertion number, the heap's tie breaker.
             fn: The callable to run.
             args: Positional arguments for ``fn``.
         """
         self.when = when
-        self._seq = seq
         self._fn = fn
         self._args = args
         self._cancelled = False
@@ -61,10 +57,6 @@ class Handle:
     def cancelled(self) -> bool:
         """Whether ``cancel()`` was called."""
         return self._cancelled
-
-    def __lt__(self, other: Handle) -> bool:
-        """Order by ``(when, insertion_seq)``, the heap key of STYLE §5."""
-        return (self.when, self._seq) < (other.when, other._seq)
 
     def __repr__(self) -> str:
         """Show the due time and the callable."""
@@ -84,7 +76,8 @@ class Scheduler:
         if not math.isfinite(start):
             raise LocalProtocolError(f"start must be a finite number of seconds, got {start!r}")
         self._now = float(start)
-        self._heap: list[Handle] = []
+        # entries are (when, insertion_seq, handle): tuples compare in C, the heap key of STYLE §5
+        self._heap: list[tuple[float, int, Handle]] = []
         self._seq = 0
 
     @property
@@ -110,9 +103,10 @@ class Scheduler:
             raise LocalProtocolError(
                 f"when must be finite and >= now ({self._now!r} s), got {when!r}"
             )
-        handle = Handle(float(when), self._seq, fn, args)
+        when = float(when)
+        handle = Handle(when, fn, args)
+        heapq.heappush(self._heap, (when, self._seq, handle))
         self._seq += 1
-        heapq.heappush(self._heap, handle)
         return handle
 
     def call_later(self, delay: float, fn: Callable[..., object], *args: object) -> Handle:
@@ -135,13 +129,13 @@ class Scheduler:
 
     def _drop_cancelled(self) -> None:
         heap = self._heap
-        while heap and heap[0]._cancelled:
+        while heap and heap[0][2]._cancelled:
             heapq.heappop(heap)
 
     def next_time(self) -> float | None:
         """Return the due time (s) of the next live call, or ``None`` when nothing is scheduled."""
         self._drop_cancelled()
-        return self._heap[0].when if self._heap else None
+        return self._heap[0][0] if self._heap else None
 
     def step(self) -> bool:
         """Advance the clock to the next live call and run it.
@@ -152,8 +146,8 @@ class Scheduler:
         self._drop_cancelled()
         if not self._heap:
             return False
-        handle = heapq.heappop(self._heap)
-        self._now = handle.when
+        when, _, handle = heapq.heappop(self._heap)
+        self._now = when
         handle._cancelled = True  # a handle runs at most once; cancel() afterwards is a no-op
         handle._fn(*handle._args)
         return True
@@ -176,9 +170,17 @@ class Scheduler:
             raise LocalProtocolError(
                 f"until must be finite and >= now ({self._now!r} s), got {until!r}"
             )
-        while True:
-            due = self.next_time()
-            if due is None or due > until:
+        heap = self._heap
+        pop = heapq.heappop
+        while heap:
+            when, _, handle = heap[0]
+            if handle._cancelled:
+                pop(heap)
+                continue
+            if when > until:
                 break
-            self.step()
+            pop(heap)
+            self._now = when
+            handle._cancelled = True  # a handle runs at most once
+            handle._fn(*handle._args)
         self._now = float(until)

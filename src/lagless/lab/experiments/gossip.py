@@ -10,8 +10,8 @@ the faithful peer). Decisions:
   a parameter sets it; map 1000 m square with 40 obstacles; 20 fps; peer defaults of
   `GossipConfig` (fan-out 3) with D_max = map diagonal.
 * The thesis warms 100 nodes for a minute; here peers join over ``join_window`` seconds and are
-  measured after ``warmup`` seconds, once every table is complete (checked by
-  ``peers_known_min``).
+  measured after ``warmup`` seconds, once every table is complete (``table_fill_min`` reports
+  the emptiest table when measuring begins).
 * Full runs use 100 peers (the thesis's size). With the vectorised peer table a simulated
   second costs about 8 s of wall time at 100 peers and 130 s at 1000 (shared 2-core machine; the
   per-datagram work of ~800 datagrams per peer per second dominates, recipient selection is a
@@ -41,7 +41,7 @@ from lagless.lab.gossip.network import UplinkConfig
 from lagless.lab.gossip.studies import GROUPS, group_probabilities, server_load
 from lagless.lab.gossip.swarm import Swarm, SwarmConfig
 from lagless.lab.registry import ExperimentSpec, register
-from lagless.lab.result import JSONValue, Result
+from lagless.lab.result import JSONScalar, JSONValue, Result
 from lagless.lab.runner import ExperimentContext
 from lagless.netsim import Datagram, random_stream, stream
 
@@ -87,7 +87,12 @@ def _measure(
 ) -> tuple[Swarm, SwarmMeasurement]:
     config = _swarm_config(params, peers)
     factory = (
-        functools.partial(ImprovedPeer, improved=ImprovedConfig(push_radius=config.map_size / 4.0))
+        functools.partial(
+            ImprovedPeer,
+            improved=ImprovedConfig(
+                push_radius=config.map_size / 4.0, push_limit=_int(params, "push_limit")
+            ),
+        )
         if improved
         else GossipPeer
     )
@@ -105,6 +110,7 @@ def _measure(
 def _joins(
     swarm: Swarm, *, first: int, count: int, contacts: int, spacing: float
 ) -> list[tuple[float, float]]:
+    """(s until all knew it, s until it knew all) per newcomer; nan when not within spacing."""
     out = []
     for j in range(count):
         i = first + j
@@ -501,11 +507,18 @@ def improved_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
         raise ConfigError(
             f"gossip/improved parameter sizes must be a non-empty list, got {sizes!r}"
         )
+    variants = params.get("variants")
+    if not isinstance(variants, list) or not variants or not set(variants) <= _VARIANTS:
+        raise ConfigError(
+            f"gossip/improved parameter variants must be a non-empty list of {sorted(_VARIANTS)}, "
+            f"got {variants!r}"
+        )
     newcomers = _int(params, "newcomers")
-    rows = []
+    rows: list[dict[str, JSONScalar]] = []
     for n in sizes:
-        assert isinstance(n, int)  # invariant: registered parameters are ints
-        for variant in ("faithful", "improved"):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+            raise ConfigError(f"gossip/improved sizes must be ints >= 2, got {n!r}")
+        for variant in map(str, variants):
             swarm, m = _measure(
                 ctx,
                 params,
@@ -517,22 +530,31 @@ def improved_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
             joins = _joins(
                 swarm, first=n, count=newcomers, contacts=1, spacing=_num(params, "spacing")
             )
+            # share of the members (start-up peers and earlier newcomers) that knew each newcomer
+            newcomer_known = [len(swarm.known_at[n + j]) / (n + j) for j in range(newcomers)]
             rows.append(
                 {
                     "variant": variant,
                     "peers": n,
                     "join_all_known_s_mean": float(np.mean([a for a, _ in joins])),
+                    "join_known_share_after_spacing": float(np.mean(newcomer_known)),
                     "loss_within_fifth_map": m.loss_within_fifth_map,
                     "upload_kBps_per_node": float(m.upload_kBps.mean()),
                     "delay_near_ms": m.delay_near_ms,
+                    "table_fill_min": m.table_fill_min,
+                    "queue_dropped": m.queue_dropped,
                 }
             )
     ctx.add_table("variants", rows)
     for row in rows:
         for key in ("join_all_known_s_mean", "loss_within_fifth_map", "upload_kBps_per_node"):
-            ctx.add_metric(f"{row['variant']}_{key}_n{row['peers']}", row[key])  # type: ignore[arg-type]
+            value = row[key]
+            assert isinstance(value, float)  # invariant: the rows above hold floats here
+            ctx.add_metric(f"{row['variant']}_{key}_n{row['peers']}", value)
     return ctx.result()
 
+
+_VARIANTS: Final = frozenset({"faithful", "improved"})
 
 _SWARM_QUICK: Final[dict[str, JSONValue]] = {
     "peers": 16,
@@ -688,13 +710,29 @@ SPECS: Final = [
             id="gossip/improved",
             title="Beyond the thesis: join flood + interaction push vs faithful Silac",
             entry_point=improved_experiment,
-            quick={**_SWARM_QUICK, "sizes": [16], "newcomers": 1, "spacing": 1.5},
-            full={**_SWARM_FULL, "duration": 5.0, "sizes": [100], "newcomers": 2, "spacing": 10.0},
+            quick={
+                **_SWARM_QUICK,
+                "sizes": [16],
+                "newcomers": 1,
+                "spacing": 1.5,
+                "variants": ["faithful", "improved"],
+                "push_limit": 250,
+            },
+            full={
+                **_SWARM_FULL,
+                "duration": 5.0,
+                "sizes": [100],
+                "newcomers": 2,
+                "spacing": 10.0,
+                "variants": ["faithful", "improved"],
+                "push_limit": 250,
+            },
             reference={
                 "faithful_join_all_known_s_mean_n100": 5.5,
                 "improved_join_all_known_s_mean_n100": 1.0,
                 "faithful_loss_within_fifth_map_n100": 0.02,
                 "improved_loss_within_fifth_map_n100": 0.005,
+                "improved_loss_within_fifth_map_n1000": 0.02,
             },
             description=(
                 "Same world, seed and workload for both peers; reference holds the thesis's "

@@ -118,6 +118,8 @@ class SwarmMeasurement:
     """(peers,) Inj_n (Eq. 1.5), s/m², time average."""
     queue_dropped: int
     """Datagrams tail-dropped by uplinks during the run."""
+    table_fill_min: float
+    """Smallest share of the other peers that any peer's table held when measuring began."""
 
 
 def measure_swarm(
@@ -148,6 +150,7 @@ def measure_swarm(
     swarm.start()
     swarm.run(warmup)
     n = config.peers
+    fill = min(len(p.known_peers()) for p in swarm.peers[:n]) / (n - 1)
     before_wire = [swarm.network.stats(host_name(i)).wire_bytes_sent for i in range(n)]
     before_hops = [dict(p.statistics().received_by_hop) for p in swarm.peers[:n]]
     swarm.measuring = True
@@ -192,5 +195,6 @@ def measure_swarm(
         inc=swarm.inc_sum[:n] / samples,
         inj=swarm.inj_sum[:n] / samples,
         queue_dropped=swarm.router.queue_dropped,
+        table_fill_min=fill,
     )
     return swarm, measurement
