@@ -555,6 +555,7 @@ def improved_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
 
 
 _VARIANTS: Final = frozenset({"faithful", "improved"})
+_IMPROVED: Final[dict[str, JSONValue]] = {"variants": ["faithful", "improved"], "push_limit": 250}
 
 _SWARM_QUICK: Final[dict[str, JSONValue]] = {
     "peers": 16,
@@ -710,22 +711,14 @@ SPECS: Final = [
             id="gossip/improved",
             title="Beyond the thesis: join flood + interaction push vs faithful Silac",
             entry_point=improved_experiment,
-            quick={
-                **_SWARM_QUICK,
-                "sizes": [16],
-                "newcomers": 1,
-                "spacing": 1.5,
-                "variants": ["faithful", "improved"],
-                "push_limit": 250,
-            },
+            quick={**_SWARM_QUICK, **_IMPROVED, "sizes": [16], "newcomers": 1, "spacing": 1.5},
             full={
                 **_SWARM_FULL,
+                **_IMPROVED,
                 "duration": 5.0,
                 "sizes": [100],
                 "newcomers": 2,
                 "spacing": 10.0,
-                "variants": ["faithful", "improved"],
-                "push_limit": 250,
             },
             reference={
                 "faithful_join_all_known_s_mean_n100": 5.5,
