@@ -21,7 +21,15 @@ def test_swarm_converges(measured) -> None:
     swarm, _m = measured
     assert len(swarm.members()) == 12
     assert all(len(swarm.peers[i].known_peers()) == 11 for i in range(12))
+    assert _m.table_fill_min == 1.0
     assert np.all(np.isfinite(swarm.joined_at[:12]))
+
+
+def test_table_fill_is_measured_when_measuring_begins() -> None:
+    # A warm-up shorter than the join window leaves the last joiners with partial tables.
+    config = SwarmConfig(peers=12, join_window=1.0, shot_rate=0.0, pickup_rate=0.0)
+    _, early = measure_swarm(config, seed=3, warmup=0.6, duration=0.25)
+    assert early.table_fill_min < 0.5
 
 
 def test_loss_by_distance(measured) -> None:
