@@ -1,15 +1,25 @@
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from lagless.errors import ConfigError, LocalProtocolError
-from lagless.lab import ExperimentContext, ExperimentSpec, NullProgress, output_files, run
+from lagless.lab import (
+    ExperimentContext,
+    ExperimentSpec,
+    NullProgress,
+    Result,
+    output_files,
+    run,
+)
+from lagless.lab.result import JSONValue
 from lagless.lab.runner import override_params
 from lagless.netsim import random_stream, stream
 
@@ -190,3 +200,20 @@ def test_overrides_keep_names_and_kinds() -> None:
             override_params(params, bad, "toy/x")
     with pytest.raises(ConfigError, match="no parameter 'nope'; its parameters: peers, rate"):
         override_params(params, {"nope": 1}, "toy/x")
+
+
+def test_collector_settings_are_restored() -> None:
+    before = gc.get_threshold()
+    seen = []
+
+    def probe(ctx: ExperimentContext, params: Mapping[str, JSONValue]) -> Result:
+        seen.append(gc.get_threshold())
+        raise RuntimeError("boom")
+
+    spec = ExperimentSpec(
+        id="test/probe", title="probe", entry_point=probe, quick={}, full={}, reference={}
+    )
+    with pytest.raises(RuntimeError, match="boom"):
+        run(spec, seed=0, quick=True, out=None)
+    assert seen == [(200_000, before[1], before[2])]
+    assert gc.get_threshold() == before

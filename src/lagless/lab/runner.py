@@ -21,11 +21,18 @@ Decisions:
       ``report.md`` says so (``test_runner.py::test_missing_matplotlib_skips_plots``).
     * Files already in the output directory under other names are left alone; files of this run
       are overwritten. CSV uses ``\\n`` line ends, ``true``/``false`` and empty cells for ``None``.
+    * Speed, not results: the entry point runs with a young-generation threshold of 200 000
+      allocations instead of 700 (`gc_for_simulations`). A 300-peer gossip swarm holds hundreds
+      of thousands of long-lived objects that the default collector keeps re-scanning: 26.6 s
+      of wall time per simulated second against 21.5 s with the raised threshold (measured on
+      the busy 2-core machine). The thresholds are restored afterwards
+      (``test_runner.py::test_collector_settings_are_restored``).
 """
 
 from __future__ import annotations
 
 import csv
+import gc
 import io
 import json
 import logging
@@ -381,6 +388,24 @@ def write_outputs(
     return files
 
 
+_YOUNG_THRESHOLD: Final = 200_000  # allocations between young-generation collections
+
+
+@contextmanager
+def gc_for_simulations() -> Iterator[None]:
+    """Run the body with the young-generation threshold raised to `_YOUNG_THRESHOLD`.
+
+    Restores the previous thresholds on exit, also on error. Reference counting still frees
+    every object as soon as it is unreachable; only reference cycles wait longer.
+    """
+    thresholds = gc.get_threshold()
+    gc.set_threshold(_YOUNG_THRESHOLD, thresholds[1], thresholds[2])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
 def _kind(value: JSONValue) -> str:
     if isinstance(value, bool):
         return "bool"
@@ -458,7 +483,8 @@ def run(
                 clock=clock,
                 overrides=overrides,
             )
-            result = spec.entry_point(ctx, ctx.params)
+            with gc_for_simulations():
+                result = spec.entry_point(ctx, ctx.params)
     else:
         reporter = None if progress is False else progress
         ctx = ExperimentContext(
@@ -470,7 +496,8 @@ def run(
             clock=clock,
             overrides=overrides,
         )
-        result = spec.entry_point(ctx, ctx.params)
+        with gc_for_simulations():
+            result = spec.entry_point(ctx, ctx.params)
     if not isinstance(result, Result) or result.experiment != spec.id or result.seed != seed:
         raise LocalProtocolError(
             f"entry point of {spec.id!r} must return ctx.result() (a Result for this id and seed), "
