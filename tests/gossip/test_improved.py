@@ -84,19 +84,23 @@ def test_contact_floods_join_and_copies_stop() -> None:
         assert any(e.avatar_id == newcomer.avatar_id for e in swarm.of(p, PeerJoined))
 
 
-def _frame_recipients(swarm: Swarm, peer: ImprovedPeer) -> list[tuple[str, int]]:
+def _frame_copies(swarm: Swarm, peer: ImprovedPeer) -> list[tuple[tuple[str, int], int]]:
+    """(destination, hop) of every copy of ``peer``'s own avatar info sent in the next frame."""
     swarm.sent.clear()
     swarm.run(0.05)
-    return [
-        dst
-        for _, d, src, dst in swarm.sent
-        if src == peer.address
-        and decode(d).message_type is MessageType.AVATAR_INFO
-        and decode(d).header.hop == 0
-    ]
+    out = []
+    for _, d, src, dst in swarm.sent:
+        packet = decode(d)
+        if (
+            src == peer.address
+            and isinstance(packet.payload, AvatarInfo)
+            and packet.payload.avatar.avatar_id == peer.avatar_id
+        ):
+            out.append((dst, packet.header.hop))
+    return out
 
 
-def test_interaction_frames_reach_the_neighbourhood() -> None:
+def test_interaction_frames_reach_the_neighbourhood_as_terminal_copies() -> None:
     swarm, peers = _built(30, ImprovedConfig(push_radius=300.0))
     sender = peers[5]
     x, y, _ = sender.avatar.position
@@ -108,22 +112,42 @@ def test_interaction_frames_reach_the_neighbourhood() -> None:
     }
     assert len(near) >= 3
     sender.send_interaction(InteractionKind.SHOT, swarm.now, target=1)
-    got = _frame_recipients(swarm, sender)
-    assert near <= set(got)
-    assert len(got) == len(set(got)) >= len(near)
+    copies = _frame_copies(swarm, sender)
+    drawn = {dst for dst, hop in copies if hop == 0}
+    pushed = {dst for dst, hop in copies if hop == CONFIG.max_hop}
+    assert len(drawn) == CONFIG.fanout
+    assert len(copies) == len(drawn) + len(pushed)  # nobody gets two copies
+    assert near <= drawn | pushed
+    assert not drawn & pushed
+    # A terminal copy is applied but never forwarded: the gossip goes on from the drawn three.
+    number = sender.statistics().originated  # the pushed carrier's message number
+    swarm.sent.clear()
+    swarm.run(0.5)
+    forwarders = set()
+    for _, d, src, _ in swarm.sent:
+        packet = decode(d)
+        if (
+            isinstance(packet.payload, AvatarInfo)
+            and packet.payload.avatar.avatar_id == sender.avatar_id
+            and packet.header.message_number == number
+            and src != sender.address
+        ):
+            forwarders.add(src)
+    assert forwarders
+    assert not forwarders & pushed
 
 
 def test_plain_frames_keep_the_silac_fanout() -> None:
     swarm, peers = _built(30, ImprovedConfig(push_radius=300.0))
-    got = _frame_recipients(swarm, peers[5])
-    assert len(got) == CONFIG.fanout
+    copies = _frame_copies(swarm, peers[5])
+    assert [hop for _, hop in copies] == [0] * CONFIG.fanout
 
 
 def test_push_stops_after_push_repeats() -> None:
     swarm, peers = _built(30, ImprovedConfig(push_radius=300.0, push_repeats=2))
     sender = peers[5]
     sender.send_interaction(InteractionKind.SHOT, swarm.now, target=1)
-    sizes = [len(_frame_recipients(swarm, sender)) for _ in range(5)]
+    sizes = [len(_frame_copies(swarm, sender)) for _ in range(5)]
     # carriers 1 and 2 are pushed to the neighbourhood, carriers 3.. keep the Silac fan-out
     assert min(sizes[:2]) > CONFIG.fanout
     assert sizes[2:] == [CONFIG.fanout] * 3

@@ -838,6 +838,23 @@ class GossipPeer:
         """
         return self._select(exclude, penalised)
 
+    def _direct_copies(self, payload: AvatarInfo, drawn: list[PeerRecord]) -> list[PeerRecord]:
+        """Return peers that get this frame's avatar info as a terminal copy; a strategy hook.
+
+        Silac sends none. A terminal copy carries hop = ``max_hop``, so its receivers apply it
+        and never forward it (§2.13); `lagless.gossip.improved.ImprovedPeer` pushes its
+        interactions to the neighbourhood this way. ``drawn`` is this frame's S.
+        """
+        return []
+
+    def _emit_groups(self, header: Header, payload: Payload, recipients: list[PeerRecord]) -> None:
+        # A tail names at most MAX_RECIPIENTS peers: a wider set (a subclass's flood or push)
+        # goes out in groups, each datagram listing its own group.
+        for start in range(0, len(recipients), MAX_RECIPIENTS):
+            group = recipients[start : start + MAX_RECIPIENTS]
+            tail = self._tail([r.avatar_id for r in group])
+            self._emit(Packet(header=header, payload=payload, tail=tail), group)
+
     def _emit(self, packet: Packet, recipients: list[PeerRecord]) -> None:
         data = codec.encode(packet)
         for r in recipients:
@@ -867,12 +884,7 @@ class GossipPeer:
             game_id=h.game_id,
             message_number=h.message_number,
         )
-        # A tail names at most MAX_RECIPIENTS peers: a wider S (a subclass's flood) goes out in
-        # groups, each datagram listing its own group.
-        for start in range(0, len(recipients), MAX_RECIPIENTS):
-            group = recipients[start : start + MAX_RECIPIENTS]
-            tail = self._tail([r.avatar_id for r in group])
-            self._emit(Packet(header=header, payload=p.payload, tail=tail), group)
+        self._emit_groups(header, p.payload, recipients)
         self._counters.forwarded += 1
 
     def _send_join_request(self, now: float) -> None:
@@ -933,3 +945,12 @@ class GossipPeer:
                 retransmission=RetransmissionRequest(avatar_ids=tuple(sorted(wanted))),
             )
             self._outbox.append((codec.encode(packet), to))
+        direct = self._direct_copies(payload, recipients)
+        if direct:
+            terminal = Header(
+                hop=self._config.max_hop,
+                sender_port=self._address[1],
+                game_id=self._game_id,
+                message_number=number,
+            )
+            self._emit_groups(terminal, payload, direct)
