@@ -109,8 +109,9 @@ def _measure(
 
 def _joins(
     swarm: Swarm, *, first: int, count: int, contacts: int, spacing: float
-) -> list[tuple[float, float]]:
-    """(s until all knew it, s until it knew all) per newcomer; nan when not within spacing."""
+) -> list[tuple[float, float, float]]:
+    """Per newcomer: (s until all members knew it, s until it knew them all, share of the
+    members that knew it after ``spacing`` s); the times are nan when not within ``spacing``."""
     out = []
     for j in range(count):
         i = first + j
@@ -119,7 +120,9 @@ def _joins(
         swarm.watch(i)
         swarm.join(i, contacts)
         swarm.run(start + spacing)
-        out.append(join_times(swarm, i, start, members))
+        known, learnt = join_times(swarm, i, start, members)
+        share = len(set(members) & set(swarm.known_at[i])) / len(members)
+        out.append((known, learnt, share))
     return out
 
 
@@ -216,14 +219,14 @@ def join_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue]) -> 
     rows = [
         {"contacts": c, "all_know_newcomer_s": a, "newcomer_knows_all_s": b}
         for c, ts in ((1, one), (5, five))
-        for a, b in ts
+        for a, b, _ in ts
     ]
     ctx.add_table("joins", rows)
-    a1 = np.array([a for a, _ in one])
-    a5 = np.array([a for a, _ in five])
+    a1 = np.array([a for a, _, _ in one])
+    a5 = np.array([a for a, _, _ in five])
     ctx.add_metric("join_all_known_s_mean", float(np.mean(a1)))
     ctx.add_metric("join_all_known_s_max", float(np.max(a1)))
-    ctx.add_metric("join_newcomer_knows_all_s_mean", float(np.mean([b for _, b in one])))
+    ctx.add_metric("join_newcomer_knows_all_s_mean", float(np.mean([b for _, b, _ in one])))
     ctx.add_metric("join_all_known_s_mean_5_contacts", float(np.mean(a5)))
     ctx.add_metric("join_saving_ms_5_contacts", float((np.mean(a1) - np.mean(a5)) * 1000.0))
     return ctx.result()
@@ -530,14 +533,12 @@ def improved_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
             joins = _joins(
                 swarm, first=n, count=newcomers, contacts=1, spacing=_num(params, "spacing")
             )
-            # share of the members (start-up peers and earlier newcomers) that knew each newcomer
-            newcomer_known = [len(swarm.known_at[n + j]) / (n + j) for j in range(newcomers)]
             rows.append(
                 {
                     "variant": variant,
                     "peers": n,
-                    "join_all_known_s_mean": float(np.mean([a for a, _ in joins])),
-                    "join_known_share_after_spacing": float(np.mean(newcomer_known)),
+                    "join_all_known_s_mean": float(np.mean([a for a, _, _ in joins])),
+                    "join_known_share_after_spacing": float(np.mean([s for _, _, s in joins])),
                     "loss_within_fifth_map": m.loss_within_fifth_map,
                     "upload_kBps_per_node": float(m.upload_kBps.mean()),
                     "delay_near_ms": m.delay_near_ms,
