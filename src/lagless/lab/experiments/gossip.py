@@ -12,11 +12,11 @@ the faithful peer). Decisions:
 * The thesis warms 100 nodes for a minute; here peers join over ``join_window`` seconds and are
   measured after ``warmup`` seconds, once every table is complete (``table_fill_min`` reports
   the emptiest table when measuring begins).
-* Full runs use 100 peers (the thesis's size). With the vectorised peer table a simulated
-  second costs about 8 s of wall time at 100 peers and 130 s at 1000 (shared 2-core machine; the
-  per-datagram work of ~800 datagrams per peer per second dominates, recipient selection is a
-  few numpy calls), so a 1000-peer measurement of 8 simulated seconds takes ~18 min and is not
-  part of the registered full runs (see each report's configuration).
+* Full runs use 100 peers (the thesis's size). A simulated second costs about 5 s of wall time
+  at 100 peers and about 100 s at 1000 on the shared 2-core machine (the work per datagram of
+  ~800 datagrams per peer per second dominates), so 1000-peer runs are made by hand with
+  ``lagless lab run gossip/improved --set 'sizes=[1000]' ...`` (README) and are not part of the
+  registered full runs.
 * Faithful-peer parameters that decide the E5 / E7 numbers are documented in
   `lagless.gossip.config` (interaction carriers) and `lagless.gossip.peer` (flag-64 requests ride
   only on drawn messages).
