@@ -12,8 +12,9 @@ the faithful peer). Decisions:
 * The thesis warms 100 nodes for a minute; here peers join over ``join_window`` seconds and are
   measured after ``warmup`` seconds, once every table is complete (``table_fill_min`` reports
   the emptiest table when measuring begins).
-* Full runs use 100 peers (the thesis's size). A simulated second costs about 5 s of wall time
-  at 100 peers and about 100 s at 1000 on the shared 2-core machine (the work per datagram of
+* Full runs use 100 peers (the thesis's size). A simulated second costs about 3.5 s of wall
+  time at 100 peers (``gossip/loss``: 13 simulated s in 46 s) and 85-105 s at 1000 on the shared
+  2-core machine (the work per datagram of
   ~800 datagrams per peer per second dominates), so 1000-peer runs are made by hand with
   ``lagless lab run gossip/improved --set 'sizes=[1000]' ...`` (README) and are not part of the
   registered full runs.
