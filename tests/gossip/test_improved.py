@@ -163,8 +163,8 @@ def test_config_validation() -> None:
     assert ImprovedConfig().join_flood
 
 
-def test_flood_wider_than_a_tail_goes_out_in_groups() -> None:
-    # A tail names at most 255 peers (MAX_RECIPIENTS); a flood to 300 members is split.
+def test_flood_copies_name_only_their_recipient() -> None:
+    # A flood to 300 members: 300 datagrams, each tail naming its own recipient (not a group).
     host = ImprovedPeer(config=CONFIG, rng=random.Random(1), address=("10.9.0.1", 4000))
     host.join([], 0.0, game_id=77)
     members = [("10.8.1.1", 6000 + i) for i in range(300)]
@@ -189,6 +189,4 @@ def test_flood_wider_than_a_tail_goes_out_in_groups() -> None:
     floods = [(decode(d), a) for d, a in sent if d[0] == MessageType.JOIN_REQUEST and d[1] == 1]
     assert {a for _, a in floods} == set(members)
     assert len(floods) == len(members)
-    assert all(p.tail is not None and len(p.tail.recipients) <= 255 for p, _ in floods)
-    named = {rid for p, _ in floods for rid in p.tail.recipients}  # type: ignore[union-attr]
-    assert named == {avatar_id_for(a) for a in members}
+    assert all(p.tail is not None and p.tail.recipients == (avatar_id_for(a),) for p, a in floods)

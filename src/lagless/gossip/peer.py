@@ -35,9 +35,10 @@ with hop = ``max_hop`` is not forwarded (§2.13). Decisions (spec 002 §7), pinn
   100 peers a given sender is drawn about once in 30 frames, and the last of ~90 members learns
   a newcomer after ≈ 5 s (thesis §5.2: 5.5 s); sending the request at once as an extra datagram
   (the earlier reading) made it 1.3 s.
-* A recipient set wider than a tail can name (255, e.g. `ImprovedPeer`'s join flood at > 255
-  peers) goes out in groups, each datagram's tail naming its own group
-  (``test_improved.py::test_flood_wider_than_a_tail_goes_out_in_groups``).
+* A recipient set wider than the fan-out (`ImprovedPeer`'s join flood and push) goes out as
+  direct copies whose tails name only their own recipient, so a flood to 1000 peers costs
+  1000 small datagrams rather than 1000 copies of a tail naming a whole group
+  (``test_improved.py::test_flood_copies_name_only_their_recipient``).
 * The forwarding wait counts frame ticks, as Algorithm 1's loop sends once per frame: a message
   that arrives between two frames and draws a wait of i frames (Eq. 2.7) leaves with the i-th
   frame tick after its arrival, before that frame's own avatar info; i = 0 forwards at once.
@@ -79,7 +80,6 @@ from lagless.gossip.events import (
     PeerLeft,
 )
 from lagless.gossip.messages import (
-    MAX_RECIPIENTS,
     NO_INTERACTION,
     AvatarInfo,
     AvatarState,
@@ -848,12 +848,16 @@ class GossipPeer:
         return []
 
     def _emit_groups(self, header: Header, payload: Payload, recipients: list[PeerRecord]) -> None:
-        # A tail names at most MAX_RECIPIENTS peers: a wider set (a subclass's flood or push)
-        # goes out in groups, each datagram listing its own group.
-        for start in range(0, len(recipients), MAX_RECIPIENTS):
-            group = recipients[start : start + MAX_RECIPIENTS]
-            tail = self._tail([r.avatar_id for r in group])
-            self._emit(Packet(header=header, payload=payload, tail=tail), group)
+        # S up to the fan-out shares one tail naming all of S (§2.6). A wider set (a subclass's
+        # flood or push) goes out as direct copies whose tails name only their own recipient:
+        # a tail naming hundreds of peers would make every copy ~1 kB.
+        if len(recipients) <= max(self._config.fanout, 1):
+            tail = self._tail([r.avatar_id for r in recipients])
+            self._emit(Packet(header=header, payload=payload, tail=tail), recipients)
+            return
+        for r in recipients:
+            packet = Packet(header=header, payload=payload, tail=self._tail([r.avatar_id]))
+            self._emit(packet, [r])
 
     def _emit(self, packet: Packet, recipients: list[PeerRecord]) -> None:
         data = codec.encode(packet)
