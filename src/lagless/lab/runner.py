@@ -38,7 +38,7 @@ import json
 import logging
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Final, Literal, TypeVar, cast
 
@@ -471,22 +471,11 @@ def run(
             run's ``Result``.
     """
     spec = experiment if isinstance(experiment, ExperimentSpec) else make(experiment)
-    if progress is True:
-        bars = RichProgress()
-        with bars:
-            ctx = ExperimentContext(
-                spec,
-                seed=seed,
-                quick=quick,
-                out=out,
-                progress=bars,
-                clock=clock,
-                overrides=overrides,
-            )
-            with gc_for_simulations():
-                result = spec.entry_point(ctx, ctx.params)
-    else:
-        reporter = None if progress is False else progress
+    bars = RichProgress() if progress is True else None
+    reporter: Progress | None = bars
+    if not isinstance(progress, bool):
+        reporter = progress
+    with bars if bars is not None else nullcontext():
         ctx = ExperimentContext(
             spec,
             seed=seed,
