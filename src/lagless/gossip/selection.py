@@ -48,7 +48,6 @@ __all__ = [
 FloatArray = npt.NDArray[np.float64]
 
 _PROPOSALS = 32  # rejected proposals in a row before a draw is computed directly
-_SCALAR_REFRESH = 16  # changed slots up to which weights are recomputed in plain floats
 
 
 def goal_function(beta: float) -> float:
@@ -215,11 +214,7 @@ class RecipientSelector:
         if full:
             self._own = own
             self._geo = self._geometry(avatar, pos, has_pos)
-        elif len(changed) <= _SCALAR_REFRESH:
-            geo = self._geo
-            for k in changed:
-                geo[k] = self._geometry_at(avatar, pos[k]) if has_pos[k] else 0.0
-        else:
+        elif changed:
             idx = np.fromiter(changed, dtype=np.int64, count=len(changed))
             self._geo[idx] = self._geometry(avatar, pos[idx], has_pos[idx])
         bw_changed = table.bandwidth_version != self._bw_version
@@ -251,24 +246,6 @@ class RecipientSelector:
             d_max=self._config.d_max,
             alphas=(a1, a2, 0.0, 0.0),
         )
-
-    def _geometry_at(self, avatar: AvatarState, candidate: FloatArray) -> float:
-        """α1·d + α2·a of one candidate: `selection_weights` for one row, in plain floats."""
-        a1, a2, _, _ = self._alphas
-        px, py, pz = avatar.position
-        fx, fy, fz = avatar.facing
-        dx, dy, dz = float(candidate[0]) - px, float(candidate[1]) - py, float(candidate[2]) - pz
-        dist = math.sqrt(dx * dx + dy * dy + dz * dz)
-        d = min(max(1.0 - dist / self._config.d_max, 0.0), 1.0)
-        f_norm = math.sqrt(fx * fx + fy * fy + fz * fz)
-        if dist == 0.0:
-            beta = 0.0
-        elif f_norm == 0.0:
-            beta = math.pi / 2
-        else:
-            cos = (dx * fx + dy * fy + dz * fz) / (dist * f_norm)
-            beta = math.acos(min(max(cos, -1.0), 1.0))
-        return max(a1 * d + a2 * math.exp(-beta * beta / 2.0), 0.0)
 
     def select(
         self,
@@ -335,16 +312,8 @@ class RecipientSelector:
         mask = self._candidate.copy()
         if blocked:
             mask[np.fromiter(blocked, dtype=np.int64, count=len(blocked))] = False
-        w = np.where(mask, w, 0.0)
-        total = float(w.sum())
-        if total <= 0.0:
-            idx = np.flatnonzero(mask)
-            return int(idx[rng.randrange(len(idx))])
-        cum = np.cumsum(w)
-        k = min(int(np.searchsorted(cum, rng.random() * total, side="right")), len(w) - 1)
-        while w[k] == 0.0:
-            k -= 1
-        return k
+        idx = np.flatnonzero(mask)
+        return int(idx[draw_recipients(w[idx], 1, rng=rng)[0]])
 
 
 def select_peers(
@@ -354,7 +323,6 @@ def select_peers(
     *,
     config: GossipConfig,
     rng: random.Random,
-    fb_max: int | None = None,
 ) -> list[PeerRecord]:
     """Draw this message's recipient set S from ``candidates`` (spec 002 §2.9, Eq. 2.1-2.6).
 
@@ -364,17 +332,14 @@ def select_peers(
         penalised: Avatar ids named in a received tail (s_k = 1 in Eq. 2.6).
         config: Supplies the alphas, D_max, fan-out and the default b for silent peers.
         rng: The injected random generator.
-        fb_max: Largest bandwidth advertised by any known node, bytes per second; ``None``:
-            the largest among ``candidates``.
 
     Returns:
         Up to ``config.fanout`` distinct records in draw order.
     """
     if not candidates:
         return []
-    if fb_max is None:
-        advertised = [r.free_bandwidth for r in candidates if r.free_bandwidth is not None]
-        fb_max = max(advertised, default=0)
+    advertised = [r.free_bandwidth for r in candidates if r.free_bandwidth is not None]
+    fb_max = max(advertised, default=0)
     bandwidth = [
         config.unknown_bandwidth
         if r.free_bandwidth is None
