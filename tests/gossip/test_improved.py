@@ -11,8 +11,10 @@ from lagless.gossip import (
     AvatarInfo,
     AvatarState,
     GossipConfig,
+    GossipPeer,
     Header,
     InteractionKind,
+    JoinAccept,
     JoinRequest,
     MessageType,
     Packet,
@@ -190,3 +192,82 @@ def test_flood_copies_name_only_their_recipient() -> None:
     assert {a for _, a in floods} == set(members)
     assert len(floods) == len(members)
     assert all(p.tail is not None and p.tail.recipients == (avatar_id_for(a),) for p, a in floods)
+
+
+def _hosting(peer_factory: type[GossipPeer] = ImprovedPeer) -> GossipPeer:
+    host = peer_factory(config=CONFIG, rng=random.Random(3), address=("10.9.0.1", 4000))
+    host.join([], 0.0, game_id=77)
+    return host
+
+
+def _info_from(origin: tuple[str, int], sender: tuple[str, int], hop: int, number: int) -> bytes:
+    avatar = AvatarState(
+        avatar_id=avatar_id_for(origin), position=(10.0, 10.0, 0.0), facing=(1.0, 0.0, 0.0)
+    )
+    header = Header(hop=hop, sender_port=sender[1], game_id=77, message_number=number)
+    return encode(Packet(header=header, payload=AvatarInfo(avatar=avatar), tail=Tail()))
+
+
+def _frame_destinations(host: GossipPeer, now: float) -> set[tuple[str, int]]:
+    host.datagrams_to_send(now)
+    host.handle_timer(now)
+    return {a for d, a in host.datagrams_to_send(now) if d[0] & 0x3F == MessageType.AVATAR_INFO}
+
+
+@pytest.mark.parametrize("factory", [ImprovedPeer, GossipPeer])
+def test_address_book_restores_an_expired_neighbour(factory: type[GossipPeer]) -> None:
+    host = _hosting(factory)
+    x, forwarder = ("10.8.0.1", 5000), ("10.8.0.2", 5000)
+    host.receive_datagram(_info_from(x, x, 0, 1), x, 0.0)
+    host.receive_datagram(_info_from(x, x, 0, 2), x, 0.05)
+    assert x in _frame_destinations(host, 0.1)
+    # x falls silent: its record (and, in Silac, its address) is forgotten after 10 s
+    assert x not in _frame_destinations(host, 10.2)
+    assert avatar_id_for(x) not in host.known_peers()
+    # a forwarded copy brings x back; only the improved peer can address it again
+    host.receive_datagram(_info_from(x, forwarder, 1, 300), forwarder, 10.3)
+    assert avatar_id_for(x) in host.known_peers()
+    assert (x in _frame_destinations(host, 10.35)) is (factory is ImprovedPeer)
+
+
+def test_terminal_copy_teaches_the_originators_address() -> None:
+    host = _hosting()
+    x, forwarder = ("10.8.0.1", 5000), ("10.8.0.2", 5000)
+    # a last-hop copy relayed by someone else teaches nothing: the relay is not x
+    host.receive_datagram(_info_from(x, forwarder, CONFIG.max_hop, 1), forwarder, 0.0)
+    assert avatar_id_for(x) in host.known_peers()
+    assert x not in _frame_destinations(host, 0.05)
+    # x's own terminal copy (the push) does: crc32(x) is x's avatar id
+    host.receive_datagram(_info_from(x, x, CONFIG.max_hop, 2), x, 0.1)
+    assert x in _frame_destinations(host, 0.15)
+
+
+def _frame_packets(host: GossipPeer, now: float) -> list[tuple[Packet, tuple[str, int]]]:
+    host.datagrams_to_send(now)
+    host.handle_timer(now)
+    return [(decode(d), a) for d, a in host.datagrams_to_send(now)]
+
+
+@pytest.mark.parametrize("factory", [ImprovedPeer, GossipPeer])
+def test_an_unknown_peer_is_looked_up_at_once(factory: type[GossipPeer]) -> None:
+    host = _hosting(factory)
+    x, relay = ("10.8.0.1", 5000), ("10.8.0.2", 5000)
+    host.receive_datagram(_info_from(x, relay, 1, 1), relay, 0.0)
+    asks = [
+        (p, a)
+        for p, a in _frame_packets(host, 0.05)
+        if p.retransmission is not None and avatar_id_for(x) in p.retransmission.avatar_ids
+    ]
+    if factory is GossipPeer:  # Silac waits until the draw picks the relay (§2.10)
+        assert not asks
+        return
+    assert [a for _, a in asks] == [relay]
+    assert asks[0][0].header.hop == CONFIG.max_hop  # a terminal copy: the relay never forwards it
+    # the relay answers with x's record and address (a third party's join accept)
+    avatar = AvatarState(
+        avatar_id=avatar_id_for(x), position=(10.0, 10.0, 0.0), facing=(1.0, 0.0, 0.0)
+    )
+    header = Header(sender_port=relay[1], game_id=77, message_number=9)
+    answer = JoinAccept(avatar=avatar, origin=x)
+    host.receive_datagram(encode(Packet(header=header, payload=answer, tail=Tail())), relay, 0.1)
+    assert x in {a for _, a in _frame_packets(host, 0.15)}

@@ -847,6 +847,18 @@ class GossipPeer:
         """
         return []
 
+    def _requests_due(
+        self, recipients: list[PeerRecord], sent_to: set[Address | None]
+    ) -> list[Address]:
+        """Return the addresses whose pending retransmission requests ride this frame; a hook.
+
+        Silac attaches a request to the frame's copy for that peer, so it waits until the draw
+        picks the peer (§2.10). A subclass may send more: a request to an address outside S goes
+        out on a terminal copy (hop = ``max_hop``). ``recipients`` is S, ``sent_to`` every
+        address this frame's avatar info goes to.
+        """
+        return [a for r in recipients if (a := r.address) is not None and a in self._requests]
+
     def _emit_groups(self, header: Header, payload: Payload, recipients: list[PeerRecord]) -> None:
         # S up to the fan-out shares one tail naming all of S (§2.6). A wider set (a subclass's
         # flood or push) goes out as direct copies whose tails name only their own recipient:
@@ -917,11 +929,10 @@ class GossipPeer:
         rollback = rollbacks[number % len(rollbacks)][0] if rollbacks else NO_INTERACTION
         payload = AvatarInfo(avatar=self._avatar, interaction=interaction, rollback=rollback)
         recipients = self._recipients_for(payload, 0, set(), set())
-        requests = {
-            r.address: self._requests.pop(r.address)
-            for r in recipients
-            if r.address in self._requests
-        }
+        direct = self._direct_copies(payload, recipients)
+        drawn = {r.address for r in recipients}
+        sent_to = drawn | {r.address for r in direct}
+        requests = {to: self._requests.pop(to) for to in self._requests_due(recipients, sent_to)}
         for to in requests:
             del self._requested_at[to]
         # Requests are created in time order and never re-inserted: the oldest are at the front.
@@ -937,19 +948,21 @@ class GossipPeer:
         self._emit(Packet(header=header, payload=payload, tail=self._tail(ids)), plain)
         for to, wanted in requests.items():
             record = self._table.by_address(to)
+            in_s = to in drawn
             packet = Packet(
                 header=Header(
+                    hop=0 if in_s else self._config.max_hop,
                     sender_port=self._address[1],
                     game_id=self._game_id,
                     message_number=number,
                     last_received=0 if record is None else record.last_received,
                 ),
                 payload=payload,
-                tail=self._tail(ids),
+                tail=self._tail(ids if in_s or record is None else [record.avatar_id]),
                 retransmission=RetransmissionRequest(avatar_ids=tuple(sorted(wanted))),
             )
             self._outbox.append((codec.encode(packet), to))
-        direct = self._direct_copies(payload, recipients)
+        direct = [r for r in direct if r.address not in requests]
         if direct:
             terminal = Header(
                 hop=self._config.max_hop,
