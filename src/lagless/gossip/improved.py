@@ -21,19 +21,19 @@ changes *who receives* two kinds of message through the ``_recipients_for`` and
    so the extra upload is the interaction rate times the neighbourhood size times
    ``push_repeats`` datagrams. (Pushing hop-0 copies instead, as a first version did, made every
    neighbour a new gossip source: at 1000 peers the swarm carried about twice the datagrams.)
-3. **Address lookup.** The push can only reach peers whose address this node knows, and Silac
-   learns an address only from a hop-0 copy or a join message, forgets it with the record after
-   10 s of silence, and asks a third party for an unknown peer (flag 64, §2.10) only on the copy
-   that the next draw happens to send to that party. In a diagnostic 400-peer run every
-   interaction lost within 1/5 of the map (0.75 %) was a neighbour the pusher had no address
-   for when it pushed: one whose join flood crossed its own during start-up, or one whose
-   record had expired while it was far away. `ImprovedPeer` therefore (a) keeps every address it has verified (avatar id =
-   crc32(address), §2.5.3) in a book of ``max_peers`` entries and gives it back to a record that
-   is created again, (b) learns the originator's address from a terminal copy it sent itself,
-   like a hop-0 copy (the crc32 check tells an originator from a forwarder), and (c) sends every
-   pending retransmission request with the next frame, on a terminal copy to the asked peer
-   when the draw did not pick it. With the three, the same 400-peer run lost nothing and every
-   table was full when measuring began.
+3. **Address lookup.** The push can only reach peers whose address this node knows, and Silac learns
+   an address only from a hop-0 copy or a join message, forgets it with the record after 10 s of
+   silence, and asks a third party for an unknown peer (flag 64, §2.10) only on the copy that the
+   next draw happens to send to that party. In a diagnostic 400-peer run every interaction lost
+   within 1/5 of the map (0.75 %) was a neighbour the pusher had no address for when it pushed: one
+   whose join flood crossed its own during start-up, or one whose record had expired while it was
+   far away. `ImprovedPeer` therefore (a) keeps every address it has verified (avatar id =
+   crc32(address), §2.5.3) in a book of ``max_peers`` entries and gives it back to a record that is
+   created again, (b) learns the originator's address from a terminal copy it sent itself, like a
+   hop-0 copy (the crc32 check tells an originator from a forwarder), and (c) sends every pending
+   retransmission request with the next frame, on a terminal copy to the asked peer when the draw
+   did not pick it. With the three, the same 400-peer run lost nothing and every table was full when
+   measuring began.
 
 Decisions, pinned in ``tests/gossip/test_improved.py``:
 
