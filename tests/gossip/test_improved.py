@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import functools
+import math
 import random
 from collections.abc import Callable
 
 import pytest
 
+from lagless._types import Address
 from lagless.errors import ConfigError
 from lagless.gossip import (
     AvatarInfo,
@@ -161,23 +163,29 @@ def test_config_validation() -> None:
     with pytest.raises(ConfigError, match="push_radius"):
         ImprovedConfig(push_radius=-1.0)
     with pytest.raises(ConfigError, match="push_limit"):
-        ImprovedConfig(push_limit=300)
+        ImprovedConfig(push_limit=70000)
+    with pytest.raises(ConfigError, match="wide_rate"):
+        ImprovedConfig(wide_rate=-1.0)
+    with pytest.raises(ConfigError, match="wide_backlog"):
+        ImprovedConfig(wide_backlog=math.inf)
     with pytest.raises(ConfigError, match="push_repeats"):
         ImprovedConfig(push_repeats=0)
     assert ImprovedConfig().join_flood
 
 
-def test_flood_copies_name_only_their_recipient() -> None:
-    # A flood to 300 members: 300 datagrams, each tail naming its own recipient (not a group).
-    host = ImprovedPeer(config=CONFIG, rng=random.Random(1), address=("10.9.0.1", 4000))
+def _flooding_host(members: int, improved: ImprovedConfig) -> tuple[ImprovedPeer, list[Address]]:
+    """A host that knows ``members`` addresses and has just received a newcomer's join."""
+    host = ImprovedPeer(
+        config=CONFIG, rng=random.Random(1), address=("10.9.0.1", 4000), improved=improved
+    )
     host.join([], 0.0, game_id=77)
-    members = [("10.8.1.1", 6000 + i) for i in range(300)]
+    addresses = [("10.8.1.1", 6000 + i) for i in range(members)]
     newcomer = ("10.8.2.1", 7000)
 
     def avatar(addr: tuple[str, int]) -> AvatarState:
         return AvatarState(avatar_id=avatar_id_for(addr), position=(1, 1, 0), facing=(1, 0, 0))
 
-    for addr in members:  # hop-0 avatar infos teach the host every member's address
+    for addr in addresses:  # hop-0 avatar infos teach the host every member's address
         header = Header(sender_port=addr[1], game_id=77, message_number=1)
         info = Packet(header=header, payload=AvatarInfo(avatar=avatar(addr)), tail=Tail())
         host.receive_datagram(encode(info), addr, 0.0)
@@ -186,14 +194,55 @@ def test_flood_copies_name_only_their_recipient() -> None:
     host.receive_datagram(
         encode(Packet(header=header, payload=request, tail=Tail())), newcomer, 0.0
     )
-    sent = host.datagrams_to_send(0.0)
-    while (t := host.next_timer()) is not None and t <= 0.3:
+    return host, addresses
+
+
+def _run_host(host: ImprovedPeer, until: float) -> list[list[tuple[bytes, Address]]]:
+    """Run ``host``'s timers until ``until`` s; return the datagrams of each wake-up."""
+    sent = [host.datagrams_to_send(0.0)]
+    while (t := host.next_timer()) is not None and t <= until:
         host.handle_timer(t)
-        sent += host.datagrams_to_send(t)
-    floods = [(decode(d), a) for d, a in sent if d[0] == MessageType.JOIN_REQUEST and d[1] == 1]
+        sent.append(host.datagrams_to_send(t))
+    return sent
+
+
+def _floods(sent: list[tuple[bytes, Address]]) -> list[tuple[Packet, Address]]:
+    return [(decode(d), a) for d, a in sent if d[0] == MessageType.JOIN_REQUEST and d[1] == 1]
+
+
+def test_flood_copies_name_only_their_recipient() -> None:
+    # A flood to 300 members: 300 datagrams, each tail naming its own recipient (not a group).
+    host, members = _flooding_host(300, ImprovedConfig())
+    floods = _floods([x for batch in _run_host(host, 2.0) for x in batch])
     assert {a for _, a in floods} == set(members)
     assert len(floods) == len(members)
     assert all(p.tail is not None and p.tail.recipients == (avatar_id_for(a),) for p, a in floods)
+    assert host.wide_queued == 0
+    assert host.wide_dropped == 0
+
+
+def test_wide_copies_leave_at_wide_rate() -> None:
+    rate = 20_000.0
+    host, members = _flooding_host(300, ImprovedConfig(wide_rate=rate))
+    batches = [_floods(batch) for batch in _run_host(host, 3.0)]
+    sizes = [sum(len(encode(p)) for p, _ in b) for b in batches if b]
+    budget = rate * CONFIG.frame_time
+    biggest = max(len(encode(p)) for b in batches for p, _ in b)
+    assert len(sizes) > 1  # paced over several frames, not sent at once
+    assert all(size <= budget + biggest for size in sizes)
+    assert sum(len(b) for b in batches) == len(members)
+    # wide_rate 0 sends the whole flood with one frame tick
+    host, members = _flooding_host(300, ImprovedConfig(wide_rate=0.0))
+    assert [len(b) for b in map(_floods, _run_host(host, 3.0)) if b] == [len(members)]
+
+
+def test_pacing_queue_is_bounded() -> None:
+    improved = ImprovedConfig(wide_rate=20_000.0, wide_backlog=0.25)  # 5000 bytes queued at most
+    host, members = _flooding_host(300, improved)
+    floods = _floods([x for batch in _run_host(host, 3.0) for x in batch])
+    assert 0 < len(floods) < len(members)
+    assert host.wide_dropped == len(members) - len(floods)
+    assert host.wide_queued == 0
 
 
 _SILAC_ADDRESSING = functools.partial(ImprovedPeer, improved=ImprovedConfig(address_lookup=False))

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import deque
 from dataclasses import dataclass
 from typing import Final
 
@@ -63,12 +64,14 @@ import numpy as np
 
 from lagless._types import Address
 from lagless.errors import ConfigError
+from lagless.gossip import codec
 from lagless.gossip.config import GossipConfig
 from lagless.gossip.messages import (
     AvatarInfo,
     Header,
     InteractionKind,
     JoinRequest,
+    Packet,
     Payload,
     Vec3,
 )
@@ -92,22 +95,30 @@ class ImprovedConfig:
     """The contact forwards a direct join request to every addressed peer."""
     push_radius: float = 250.0
     """Radius of the interaction push, metres (0 disables it)."""
-    push_limit: int = 250
+    push_limit: int = 1000
     """Most peers one interaction-carrying frame is pushed to (nearest first)."""
     push_repeats: int = 2
     """Carriers of one interaction that are pushed (the first ones); later carriers are not."""
     address_lookup: bool = True
     """The address book, addresses from terminal copies and requests sent at once (mech. 3)."""
+    wide_rate: float = 120_000.0
+    """Bytes per second (datagram sizes) at which flood and push copies leave; 0: all at once."""
+    wide_backlog: float = 2.0
+    """Seconds of ``wide_rate`` the pacing queue holds; copies beyond it are dropped."""
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.push_radius) and self.push_radius >= 0):
             raise ConfigError(
                 f"push_radius must be a finite number of metres >= 0, got {self.push_radius!r}"
             )
-        if not 0 <= self.push_limit <= 250:
-            raise ConfigError(f"push_limit must be in [0, 250], got {self.push_limit}")
+        if not 0 <= self.push_limit <= 65535:
+            raise ConfigError(f"push_limit must be in [0, 65535], got {self.push_limit}")
         if not 1 <= self.push_repeats <= 255:
             raise ConfigError(f"push_repeats must be in [1, 255], got {self.push_repeats}")
+        for name in ("wide_rate", "wide_backlog"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
 
 
 class ImprovedPeer(GossipPeer):
@@ -148,11 +159,55 @@ class ImprovedPeer(GossipPeer):
         self._improved = improved if improved is not None else ImprovedConfig()
         self._pushed: dict[int, int] = {}
         self._book: dict[int, Address] = {}
+        self._paced: deque[tuple[bytes, Address]] = deque()
+        self._paced_bytes = 0
+        self._credit = 0.0
+        self._wide_dropped = 0
 
     @property
     def improved(self) -> ImprovedConfig:
         """The mechanisms' parameters."""
         return self._improved
+
+    @property
+    def wide_queued(self) -> int:
+        """Flood and push copies waiting for their turn (mechanism 4)."""
+        return len(self._paced)
+
+    @property
+    def wide_dropped(self) -> int:
+        """Flood and push copies dropped because the pacing queue held ``wide_backlog`` s."""
+        return self._wide_dropped
+
+    def _emit_wide(self, header: Header, payload: Payload, recipients: list[PeerRecord]) -> None:
+        c = self._improved
+        if c.wide_rate <= 0:
+            super()._emit_wide(header, payload, recipients)
+            return
+        limit = c.wide_rate * c.wide_backlog
+        for r in recipients:
+            assert r.address is not None  # invariant: wide sets hold addressed peers only
+            packet = Packet(header=header, payload=payload, tail=self._tail([r.avatar_id]))
+            data = codec.with_last_received(codec.encode(packet), r.last_received)
+            if self._paced_bytes + len(data) > limit:
+                self._wide_dropped += 1
+                continue
+            self._paced.append((data, r.address))
+            self._paced_bytes += len(data)
+
+    def _frame(self, now: float) -> None:
+        super()._frame(now)
+        budget = self._improved.wide_rate * self._config.frame_time
+        paced = self._paced
+        if not paced:
+            self._credit = 0.0
+            return
+        self._credit = min(self._credit + budget, budget)
+        while paced and self._credit > 0:
+            data, to = paced.popleft()
+            self._paced_bytes -= len(data)
+            self._credit -= len(data)
+            self._outbox.append((data, to))
 
     def _learn(self, avatar_id: int, now: float) -> PeerRecord:
         record = super()._learn(avatar_id, now)

@@ -867,6 +867,14 @@ class GossipPeer:
             tail = self._tail([r.avatar_id for r in recipients])
             self._emit(Packet(header=header, payload=payload, tail=tail), recipients)
             return
+        self._emit_wide(header, payload, recipients)
+
+    def _emit_wide(self, header: Header, payload: Payload, recipients: list[PeerRecord]) -> None:
+        """Queue one copy per recipient, each tail naming only its recipient; a hook.
+
+        Silac never sends a set wider than the fan-out; this sends one at once. A subclass may
+        pace the copies instead (`lagless.gossip.improved.ImprovedPeer`).
+        """
         for r in recipients:
             packet = Packet(header=header, payload=payload, tail=self._tail([r.avatar_id]))
             self._emit(packet, [r])

@@ -35,7 +35,8 @@ def test_one_variant_can_run_alone() -> None:
         ({"variants": ["fast"]}, "variants must be a non-empty list"),
         ({"variants": []}, "variants must be a non-empty list"),
         ({"sizes": [1]}, "sizes must be ints >= 2"),
-        ({"push_limit": 999}, "push_limit must be in"),
+        ({"push_limit": 70000}, "push_limit must be in"),
+        ({"wide_rate": -5}, "wide_rate must be"),
     ],
 )
 def test_bad_parameters_are_config_errors(overrides, message: str) -> None:

@@ -91,7 +91,9 @@ def _measure(
         functools.partial(
             ImprovedPeer,
             improved=ImprovedConfig(
-                push_radius=config.map_size / 4.0, push_limit=_int(params, "push_limit")
+                push_radius=config.map_size / 4.0,
+                push_limit=_int(params, "push_limit"),
+                wide_rate=_num(params, "wide_rate"),
             ),
         )
         if improved
@@ -545,6 +547,9 @@ def improved_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
                     "delay_near_ms": m.delay_near_ms,
                     "table_fill_min": m.table_fill_min,
                     "queue_dropped": m.queue_dropped,
+                    "wide_dropped": sum(
+                        p.wide_dropped for p in swarm.peers if isinstance(p, ImprovedPeer)
+                    ),
                 }
             )
     ctx.add_table("variants", rows)
@@ -557,7 +562,11 @@ def improved_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
 
 
 _VARIANTS: Final = frozenset({"faithful", "improved"})
-_IMPROVED: Final[dict[str, JSONValue]] = {"variants": ["faithful", "improved"], "push_limit": 250}
+_IMPROVED: Final[dict[str, JSONValue]] = {
+    "variants": ["faithful", "improved"],
+    "push_limit": 1000,
+    "wide_rate": 120_000.0,
+}
 
 _SWARM_QUICK: Final[dict[str, JSONValue]] = {
     "peers": 16,
