@@ -1,4 +1,4 @@
-"""ImprovedPeer: the join flood and the interest-scoped interaction push."""
+"""ImprovedPeer: join flood, interaction push, address lookup and paced wide sends."""
 
 from __future__ import annotations
 

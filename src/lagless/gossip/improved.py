@@ -98,7 +98,7 @@ _PUSH_MEMORY: Final = 256  # interaction codes whose push count is remembered (o
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ImprovedConfig:
-    """Parameters of the two mechanisms of `ImprovedPeer`.
+    """Parameters of the four mechanisms of `ImprovedPeer`.
 
     Raises:
         ConfigError: naming the first field out of range.
@@ -135,13 +135,13 @@ class ImprovedConfig:
 
 
 class ImprovedPeer(GossipPeer):
-    """A `GossipPeer` with the join flood and the interest-scoped interaction push.
+    """A `GossipPeer` with the join flood, the interaction push, address lookup and pacing.
 
     Args:
         config: The Silac parameters (unchanged meaning).
         rng: Source of every random draw.
         address: Where this peer receives datagrams.
-        improved: Parameters of the two mechanisms.
+        improved: Parameters of the four mechanisms.
         position: Initial avatar position, metres.
         facing: Initial facing direction.
         name: Participant name.

@@ -507,7 +507,7 @@ def client_server_experiment(ctx: ExperimentContext, params: Mapping[str, JSONVa
 
 
 def improved_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue]) -> Result:
-    """The join flood + interaction push beside the faithful peer (loss, join, upload)."""
+    """The improved peer (join flood, push, address lookup, pacing) beside the faithful one."""
     sizes = params.get("sizes")
     if not isinstance(sizes, list) or not sizes:
         raise ConfigError(
@@ -720,7 +720,7 @@ SPECS: Final = [
     register(
         ExperimentSpec(
             id="gossip/improved",
-            title="Beyond the thesis: join flood + interaction push vs faithful Silac",
+            title="Beyond the thesis: flood, push and address lookup vs faithful Silac",
             entry_point=improved_experiment,
             quick={**_SWARM_QUICK, **_IMPROVED, "sizes": [16], "newcomers": 1, "spacing": 1.5},
             full={
