@@ -28,8 +28,8 @@ def test_random_map_obstacles_inside(world: WorldMap) -> None:
 
 def test_graph_inside_map_and_border_vertices(world: WorldMap) -> None:
     v = world.graph.vertices
-    assert v.min() >= -1e-9
-    assert v.max() <= 500 + 1e-9
+    assert v.min() >= 0.0  # exactly: a float32 -1e-14 would make a join request OUTSIDE_MAP
+    assert v.max() <= 500.0
     on_border = (np.isclose(v, 0.0) | np.isclose(v, 500.0)).any(axis=1)
     assert on_border.sum() >= 3  # infinite ridges were clipped at the map edges
 
@@ -99,3 +99,13 @@ def test_hand_made_map_has_doors_and_rejects_bad_input() -> None:
     with pytest.raises(ConfigError, match="size"):
         WorldMap.random(size=-1.0, obstacles=3, rng=np.random.default_rng(0))
     assert WorldMap.from_obstacles(100.0, obstacles).diagonal == pytest.approx(100 * math.sqrt(2))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_every_waypoint_is_inside_the_map_box(seed: int) -> None:
+    # Border crossings computed as p + t·d used to land at -3e-14 m; an avatar starting there
+    # was rejected with OUTSIDE_MAP (a float32 -3e-14 is below 0) by every peer it asked.
+    world = WorldMap.random(size=1000.0, obstacles=40, rng=np.random.default_rng(seed))
+    v = world.graph.vertices
+    assert v.min() >= 0.0
+    assert v.max() <= 1000.0

@@ -103,7 +103,9 @@ def _clip(p: FloatArray, q: FloatArray, size: float) -> tuple[FloatArray, FloatA
             t1 = min(t1, r)
         if t0 > t1:
             return None
-    return p + t0 * d, p + t1 * d
+    # Clamp: p + t·d can land 1e-14 m outside the square, and a float32 -1e-14 is outside the
+    # [0, size] box that join requests are checked against (spec 002 §2.5.3, reject code 2).
+    return np.clip(p + t0 * d, 0.0, size), np.clip(p + t1 * d, 0.0, size)
 
 
 def _ridges(sites: FloatArray, size: float) -> list[tuple[FloatArray, FloatArray]]:
