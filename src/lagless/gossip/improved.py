@@ -247,11 +247,9 @@ class ImprovedPeer(GossipPeer):
             self._learn_address(record, reply)
         return accepted
 
-    def _requests_due(
-        self, recipients: list[PeerRecord], sent_to: set[Address | None]
-    ) -> list[Address]:
+    def _requests_due(self, recipients: list[PeerRecord]) -> list[Address]:
         if not self._improved.address_lookup:
-            return super()._requests_due(recipients, sent_to)
+            return super()._requests_due(recipients)
         return list(self._requests)
 
     def _recipients_for(

@@ -847,15 +847,12 @@ class GossipPeer:
         """
         return []
 
-    def _requests_due(
-        self, recipients: list[PeerRecord], sent_to: set[Address | None]
-    ) -> list[Address]:
+    def _requests_due(self, recipients: list[PeerRecord]) -> list[Address]:
         """Return the addresses whose pending retransmission requests ride this frame; a hook.
 
         Silac attaches a request to the frame's copy for that peer, so it waits until the draw
-        picks the peer (§2.10). A subclass may send more: a request to an address outside S goes
-        out on a terminal copy (hop = ``max_hop``). ``recipients`` is S, ``sent_to`` every
-        address this frame's avatar info goes to.
+        picks the peer (§2.10). A subclass may send more: a request to an address outside S
+        (``recipients``) goes out on a terminal copy (hop = ``max_hop``).
         """
         return [a for r in recipients if (a := r.address) is not None and a in self._requests]
 
@@ -939,8 +936,7 @@ class GossipPeer:
         recipients = self._recipients_for(payload, 0, set(), set())
         direct = self._direct_copies(payload, recipients)
         drawn = {r.address for r in recipients}
-        sent_to = drawn | {r.address for r in direct}
-        requests = {to: self._requests.pop(to) for to in self._requests_due(recipients, sent_to)}
+        requests = {to: self._requests.pop(to) for to in self._requests_due(recipients)}
         for to in requests:
             del self._requested_at[to]
         # Requests are created in time order and never re-inserted: the oldest are at the front.
