@@ -77,14 +77,12 @@ import numpy as np
 
 from lagless._types import Address
 from lagless.errors import ConfigError
-from lagless.gossip import codec
 from lagless.gossip.config import GossipConfig
 from lagless.gossip.messages import (
     AvatarInfo,
     Header,
     InteractionKind,
     JoinRequest,
-    Packet,
     Payload,
     Vec3,
 )
@@ -198,14 +196,11 @@ class ImprovedPeer(GossipPeer):
             super()._emit_wide(header, payload, recipients)
             return
         limit = c.wide_rate * c.wide_backlog
-        for r in recipients:
-            assert r.address is not None  # invariant: wide sets hold addressed peers only
-            packet = Packet(header=header, payload=payload, tail=self._tail([r.avatar_id]))
-            data = codec.with_last_received(codec.encode(packet), r.last_received)
+        for data, to in self._wide_copies(header, payload, recipients):
             if self._paced_bytes + len(data) > limit:
                 self._wide_dropped += 1
                 continue
-            self._paced.append((data, r.address))
+            self._paced.append((data, to))
             self._paced_bytes += len(data)
 
     def _frame(self, now: float) -> None:
@@ -239,12 +234,10 @@ class ImprovedPeer(GossipPeer):
 
     def _on_avatar_info(self, p: AvatarInfo, h: Header, reply: Address, now: float) -> bool:
         accepted = super()._on_avatar_info(p, h, reply, now)
-        c = self._improved
-        record = self._table.get(p.avatar.avatar_id)
-        if not c.address_lookup or record is None or record.address is not None:
-            return accepted
-        if h.hop == self._config.max_hop:
-            self._learn_address(record, reply)
+        if self._improved.address_lookup and h.hop == self._config.max_hop:
+            record = self._table.get(p.avatar.avatar_id)
+            if record is not None and record.address is None:
+                self._learn_address(record, reply)
         return accepted
 
     def _requests_due(self, recipients: list[PeerRecord]) -> list[Address]:

@@ -867,14 +867,23 @@ class GossipPeer:
         self._emit_wide(header, payload, recipients)
 
     def _emit_wide(self, header: Header, payload: Payload, recipients: list[PeerRecord]) -> None:
-        """Queue one copy per recipient, each tail naming only its recipient; a hook.
+        """Queue `_wide_copies` at once; a hook.
 
-        Silac never sends a set wider than the fan-out; this sends one at once. A subclass may
-        pace the copies instead (`lagless.gossip.improved.ImprovedPeer`).
+        Silac never sends a set wider than the fan-out; a subclass may pace the copies instead
+        (`lagless.gossip.improved.ImprovedPeer`).
         """
+        self._outbox.extend(self._wide_copies(header, payload, recipients))
+
+    def _wide_copies(
+        self, header: Header, payload: Payload, recipients: list[PeerRecord]
+    ) -> list[tuple[bytes, Address]]:
+        """Return one datagram per recipient, each tail naming only its own recipient."""
+        out = []
         for r in recipients:
+            assert r.address is not None  # invariant: recipient sets hold addressed peers only
             packet = Packet(header=header, payload=payload, tail=self._tail([r.avatar_id]))
-            self._emit(packet, [r])
+            out.append((codec.with_last_received(codec.encode(packet), r.last_received), r.address))
+        return out
 
     def _emit(self, packet: Packet, recipients: list[PeerRecord]) -> None:
         data = codec.encode(packet)
@@ -935,7 +944,6 @@ class GossipPeer:
         payload = AvatarInfo(avatar=self._avatar, interaction=interaction, rollback=rollback)
         recipients = self._recipients_for(payload, 0, set(), set())
         direct = self._direct_copies(payload, recipients)
-        drawn = {r.address for r in recipients}
         requests = {to: self._requests.pop(to) for to in self._requests_due(recipients)}
         for to in requests:
             del self._requested_at[to]
@@ -950,6 +958,7 @@ class GossipPeer:
         header = Header(sender_port=self._address[1], game_id=self._game_id, message_number=number)
         ids = [r.avatar_id for r in recipients]
         self._emit(Packet(header=header, payload=payload, tail=self._tail(ids)), plain)
+        drawn = {r.address for r in recipients} if requests else set()
         for to, wanted in requests.items():
             record = self._table.by_address(to)
             in_s = to in drawn
