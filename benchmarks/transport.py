@@ -182,7 +182,7 @@ async def _lagless_pair(config: ConnectionConfig) -> AsyncIterator[Pair]:
         client_ep.call(lambda c: c.connect(token, client_ep.now()))
         await client_ep.wait_for(Connected, timeout=5)
         joined = await server_ep.wait_for(ClientConnected, timeout=5)
-        yield server_ep, client_ep, joined.client_index
+        yield server_ep, client_ep, joined.connection_id
 
 
 def _lagless_wire(server_ep: AsyncEndpoint[Server], client_ep: AsyncEndpoint[Client]) -> list[int]:

@@ -63,7 +63,7 @@ def test_connect_sends_lines_and_prints_echoes(mode: list[str]) -> None:
     finally:
         server.send_signal(signal.SIGINT)  # a clean stop prints the summary
         out, err = server.communicate(timeout=15)
-    assert "client 0 connected" in out
+    assert "client 1 connected" in out
     assert "3 messages, 3 echoed" in out
     if "--insecure" in mode:
         assert "INSECURE" in err  # the insecure mode says so loudly
@@ -81,7 +81,7 @@ def test_plain_netcode_client_talks_to_the_default_server() -> None:
         server.send_signal(signal.SIGINT)
         out, _ = server.communicate(timeout=15)
     assert "plain netcode" in out
-    assert "client 0 payload: raw one" in out
+    assert "client 1 payload: raw one" in out
 
 
 def test_wrong_key_cannot_connect() -> None:

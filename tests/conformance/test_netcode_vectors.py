@@ -388,7 +388,7 @@ def check_transcript(v: dict[str, Any]) -> None:
         collect(t)
         if step == 3:
             client.send_payload(payload)
-            server.send_payload(0, payload)
+            server.send_payload(1, payload)  # connection id 1: the first client
             collect(t)
         if step == 4:
             client.disconnect()

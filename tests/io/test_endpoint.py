@@ -69,7 +69,7 @@ def test_async_server_and_client_exchange_messages() -> None:
                 (await server_ep.wait_for(MessageReceived, timeout=5)).payload for _ in range(20)
             ]
             assert got == [f"ping {i}".encode() for i in range(20)]
-            server_ep.call(lambda s: s.send(joined.client_index, 0, b"pong"))
+            server_ep.call(lambda s: s.send(joined.connection_id, 0, b"pong"))
             reply = await client_ep.wait_for(MessageReceived, timeout=5)
             assert reply.payload == b"pong"
             await client_ep.sleep(0.3)
@@ -101,7 +101,7 @@ def test_poll_client_against_async_server() -> None:
                     while (event := server_ep.receive_nowait()) is not None:
                         if isinstance(event, MessageReceived):
                             server_ep.call(
-                                lambda s, e=event: s.send(e.client_index, 0, e.payload[::-1])
+                                lambda s, e=event: s.send(e.connection_id, 0, e.payload[::-1])
                             )
                     await asyncio.sleep(1 / 60)
                 replies = [e.payload for e in events if isinstance(e, MessageReceived)]

@@ -144,12 +144,12 @@ def test_several_clients_are_served_independently() -> None:
     for client_id in range(1, 6):
         world.add_client(client_id)
     world.run(1.0)
-    assert world.server.obj.clients == [0, 1, 2, 3, 4]
-    for index in world.server.obj.clients:
-        world.server.poke(lambda s, i=index: s.send(i, 0, f"you are {i}".encode()))
+    assert world.server.obj.clients == [1, 2, 3, 4, 5]  # connection ids, never reused
+    for cid in world.server.obj.clients:
+        world.server.poke(lambda s, i=cid: s.send(i, 0, f"you are {i}".encode()))
     world.run(0.5)
     for k, events in enumerate(world.client_events):
-        assert _messages(events) == [f"you are {k}".encode()]
+        assert _messages(events) == [f"you are {k + 1}".encode()]
 
 
 def test_send_before_connect_and_to_unknown_slot_raise() -> None:
@@ -158,7 +158,7 @@ def test_send_before_connect_and_to_unknown_slot_raise() -> None:
     server = Server(
         config=NetcodeServerConfig(protocol_id=1, public_address=("10.0.0.1", 1), insecure=True)
     )
-    with pytest.raises(LocalProtocolError, match="client_index"):
+    with pytest.raises(LocalProtocolError, match="never issued"):
         server.send(3, 0, b"x")
 
 
@@ -240,8 +240,8 @@ def test_plain_netcode_client_beside_lagless() -> None:
     joined = {e.client_id: e for e in server_events if isinstance(e, ClientConnected)}
     assert joined[1].user_data == bytes(range(200)) + bytes(56)
     assert joined[2].user_data[:2] == b"hi"  # the mark is stripped
-    assert server.obj.plain_clients == [joined[1].client_index]
-    assert server.obj.clients == [joined[2].client_index]
+    assert server.obj.plain_clients == [joined[1].connection_id]
+    assert server.obj.clients == [joined[2].connection_id]
 
     pattern = bytes(i % 256 for i in range(1200))  # what the reference client sends
     plain.poke(lambda c: c.send_payload(pattern))
@@ -250,9 +250,11 @@ def test_plain_netcode_client_beside_lagless() -> None:
     raw = [e for e in server_events if isinstance(e, PayloadReceived)]
     assert [e.payload for e in raw] == [pattern]
     assert _messages(server_events) == [b"channel message"]
-    server.poke(lambda s: s.send_raw(joined[1].client_index, pattern[::-1]))
+    server.poke(lambda s: s.send_raw(joined[1].connection_id, pattern[::-1]))
     scheduler.run(until=scheduler.now + 0.5)
     assert [e.payload for e in plain_events if isinstance(e, PayloadReceived)] == [pattern[::-1]]
+    with pytest.raises(LocalProtocolError, match="lagless client"):
+        server.obj.send_raw(joined[2].connection_id, b"x")
     with pytest.raises(LocalProtocolError, match="plain netcode client"):
-        server.obj.send_raw(joined[2].client_index, b"x")
+        server.obj.send(joined[1].connection_id, 0, b"x")
     assert not any(isinstance(e, ConnectionViolated) for e in server_events)

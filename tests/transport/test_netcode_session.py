@@ -150,17 +150,19 @@ def connected_pair() -> tuple[Net, NetcodeServer, NetcodeClient]:
 
 def test_connect_exchange_and_client_disconnect() -> None:
     net, server, client = connected_pair()
-    assert events(client) == [Connected(client_index=0, max_clients=4)]
+    assert events(client) == [Connected(client_index=0, connection_id=1, max_clients=4)]
     [connected] = events(server)
     assert isinstance(connected, ClientConnected)
     assert connected.client_id == 1
     assert connected.address == ("10.0.0.2", 5000)
     assert connected.user_data.rstrip(b"\x00") == b"user-1"
     client.send_payload(b"ping")
-    server.send_payload(0, b"pong" * 300)
+    server.send_payload(1, b"pong" * 300)
     net.pump()
-    assert events(server) == [PayloadReceived(client_index=0, payload=b"ping")]
-    assert events(client) == [PayloadReceived(client_index=0, payload=b"pong" * 300)]
+    assert events(server) == [PayloadReceived(client_index=0, connection_id=1, payload=b"ping")]
+    assert events(client) == [
+        PayloadReceived(client_index=0, connection_id=1, payload=b"pong" * 300)
+    ]
     net.run(3.0)  # keep-alives hold the connection open past nothing-to-say periods
     assert client.state is S.CONNECTED
     assert server.num_connected_clients == 1
@@ -169,7 +171,9 @@ def test_connect_exchange_and_client_disconnect() -> None:
     assert events(client) == [Disconnected(reason=ClientDisconnectReason.LOCAL)]
     net.pump()
     assert events(server) == [
-        ClientDisconnected(client_index=0, reason=ServerDisconnectReason.CLIENT_DISCONNECTED)
+        ClientDisconnected(
+            client_index=0, connection_id=1, reason=ServerDisconnectReason.CLIENT_DISCONNECTED
+        )
     ]
     assert server.statistics().dropped[DropReason.NO_ENCRYPTION_MAPPING] == 9
     stats = client.statistics()
@@ -179,14 +183,18 @@ def test_connect_exchange_and_client_disconnect() -> None:
 
 def test_server_disconnect() -> None:
     net, server, client = connected_pair()
-    server.disconnect(0)
+    assert server.disconnect(1)
     assert not server.is_client_connected(0)
+    assert not server.is_connected(1)
     net.pump()
     assert client.state is S.DISCONNECTED
     assert events(client)[-1] == Disconnected(reason=ClientDisconnectReason.SERVER_DISCONNECTED)
     assert client.statistics().dropped[DropReason.UNEXPECTED_IN_STATE] == 9
-    with pytest.raises(LocalProtocolError):
-        server.disconnect(0)
+    assert not server.disconnect(1)  # gone: a no-op that says so
+    assert not server.send_payload(1, b"late")
+    assert server.statistics().verbs_on_gone == 1
+    with pytest.raises(LocalProtocolError, match="never issued"):
+        server.disconnect(2)
 
 
 def test_server_disconnect_does_not_try_next_server() -> None:
@@ -206,9 +214,9 @@ def test_timeouts_both_ends() -> None:
     net.blocked.add(("10.0.0.2", 5000))  # client goes silent towards the server
     net.run(5.2)
     assert server.num_connected_clients == 0
-    assert ClientDisconnected(client_index=0, reason=ServerDisconnectReason.TIMED_OUT) in events(
-        server
-    )
+    assert ClientDisconnected(
+        client_index=0, connection_id=1, reason=ServerDisconnectReason.TIMED_OUT
+    ) in events(server)
     net.blocked = {SERVER}
     net2, _server2, client2 = connected_pair()
     net2.blocked.add(SERVER)
@@ -282,7 +290,7 @@ def test_replayed_packet_is_dropped() -> None:
     server.receive_datagram(data, ("10.0.0.2", 5000), net.now)
     server.receive_datagram(data, ("10.0.0.2", 5000), net.now)
     payloads = [e for e in events(server) if isinstance(e, PayloadReceived)]
-    assert payloads == [PayloadReceived(client_index=0, payload=b"once")]
+    assert payloads == [PayloadReceived(client_index=0, connection_id=1, payload=b"once")]
     assert server.statistics().dropped[DropReason.REPLAYED] == 1
 
 
@@ -364,7 +372,9 @@ def test_insecure_session(caplog: pytest.LogCaptureFixture) -> None:
     client.send_payload(b"clear text")
     net.pump()
     assert any(b"clear text" in data for _, _, data in net.log)
-    assert events(server) == [PayloadReceived(client_index=0, payload=b"clear text")]
+    assert events(server) == [
+        PayloadReceived(client_index=0, connection_id=1, payload=b"clear text")
+    ]
     secure = make_server()
     secure.receive_datagram(net.log[0][2], ("client", 2), net.now)
     assert secure.statistics().dropped[DropReason.VERSION_MISMATCH] == 1
@@ -385,8 +395,8 @@ def test_invalid_token_and_api_errors() -> None:
     with pytest.raises(LocalProtocolError):
         connected.send_payload(bytes(1201))
     with pytest.raises(LocalProtocolError):
-        server.send_payload(0, b"")
-    with pytest.raises(LocalProtocolError):
+        server.send_payload(1, b"")
+    with pytest.raises(LocalProtocolError, match="never issued"):
         server.send_payload(3, b"x")
     with pytest.raises(ConfigError):
         NetcodeServerConfig(protocol_id=1, private_key=KEY, public_address=SERVER, max_clients=257)
@@ -412,7 +422,7 @@ def test_unconfirmed_client_gets_keep_alive_before_payload() -> None:
     server.receive_datagram(response, ("10.0.0.2", 5000), 100.2)
     first = server.datagrams_to_send(100.2)
     assert [len(d) for d, _ in first] == [26]  # the accepting keep-alive
-    server.send_payload(0, b"data")
+    server.send_payload(1, b"data")
     assert [len(d) for d, _ in server.datagrams_to_send(100.2)] == [26, 17 + 1 + 4]
 
 

@@ -108,33 +108,33 @@ async def serve(
             except TimeoutError:
                 continue
             match event:
-                case ClientConnected(client_index=index, client_id=client_id, address=addr):
+                case ClientConnected(connection_id=cid, client_id=client_id, address=addr):
                     connected += 1
-                    plain = isinstance(obj, Server) and index in obj.plain_clients
+                    plain = isinstance(obj, Server) and cid in obj.plain_clients
                     kind = ", plain netcode" if plain else ""
                     where = f"{addr[0]}:{addr[1]}"
-                    out(f"client {index} connected from {where} (id {client_id}{kind})")
-                case ClientDisconnected(client_index=index, reason=reason):
-                    out(f"client {index} disconnected ({reason.name.lower()})")
-                case ConnectionViolated(client_index=index, reason=violation):
-                    out(f"client {index} violated the protocol ({violation.value}); closing")
-                case MessageReceived(client_index=index, channel=channel, payload=payload):
+                    out(f"client {cid} connected from {where} (id {client_id}{kind})")
+                case ClientDisconnected(connection_id=cid, reason=reason):
+                    out(f"client {cid} disconnected ({reason.name.lower()})")
+                case ConnectionViolated(connection_id=cid, reason=violation):
+                    out(f"client {cid} violated the protocol ({violation.value}); closing")
+                case MessageReceived(connection_id=cid, channel=channel, payload=payload):
                     messages += 1
-                    out(f"client {index} ch{channel}: {_show(payload)}")
+                    out(f"client {cid} ch{channel}: {_show(payload)}")
                     if options.echo and isinstance(obj, Server):
-                        obj.send(index, channel, payload)
+                        if obj.send(cid, channel, payload) is not None:
+                            echoed += 1
                         endpoint.flush()
-                        echoed += 1
-                case PayloadReceived(client_index=index, payload=payload):
+                case PayloadReceived(connection_id=cid, payload=payload):
                     messages += 1
-                    out(f"client {index} payload: {_show(payload)}")
+                    out(f"client {cid} payload: {_show(payload)}")
                     if options.echo:
                         if isinstance(obj, NetcodeServer):
-                            obj.send_payload(index, payload)
+                            sent = obj.send_payload(cid, payload)
                         else:
-                            obj.send_raw(index, payload)
+                            sent = obj.send_raw(cid, payload)
+                        echoed += sent
                         endpoint.flush()
-                        echoed += 1
                 case _:
                     pass
     return ServeSummary(connected=connected, messages=messages, echoed=echoed)

@@ -45,7 +45,7 @@ async def main(count: int) -> None:
             cli.obj.send(0, f"message {i}".encode())
             cli.flush()
             msg = await srv.wait_for(MessageReceived, timeout=5)
-            srv.obj.send(msg.client_index, 0, msg.payload.upper())
+            srv.obj.send(msg.connection_id, 0, msg.payload.upper())
             srv.flush()
             reply = await cli.wait_for(MessageReceived, timeout=5)
             print(reply.payload.decode())

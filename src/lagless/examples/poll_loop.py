@@ -41,7 +41,7 @@ def run_server(address: tuple[str, int], stop: threading.Event) -> None:
                 except TimeoutError:
                     continue
                 if isinstance(event, MessageReceived):
-                    ep.obj.send(event.client_index, event.channel, event.payload)
+                    ep.obj.send(event.connection_id, event.channel, event.payload)
                     ep.flush()
 
     asyncio.run(serve())

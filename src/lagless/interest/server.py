@@ -15,7 +15,7 @@ Ambiguity decisions, pinned in ``tests/interest/test_server.py``:
   ``ObjectDeleted`` on the control channel (``test_leave_deletes_objects``).
 * An update record for an object the sender does not own, or a malformed datagram, is counted in
   ``drops`` by reason and ignored (``test_foreign_records_are_dropped``).
-* ``kick`` sends ``Kick`` reliably and frees the slot ``kick_grace`` seconds later.
+* ``kick`` sends ``Kick`` reliably and frees the connection ``kick_grace`` seconds later.
 * ``encoding="records"`` (default) sends the thesis's bitmap-compressed records;
   ``encoding="delta"`` sends each record as its quantised difference from the last value that
   client acknowledged (``Welcome`` tells the client which). Acknowledgement is at the application
@@ -108,7 +108,7 @@ class VfcServerConfig:
     default_view: View = field(default_factory=lambda: normal_view(CUBE_UNIT))
     """View of a client that never sent ``SetView`` (Table 5.1, 1 unit = 0.125 m)."""
     kick_grace: float = 0.5
-    """Seconds between sending ``Kick`` and freeing the slot."""
+    """Seconds between sending ``Kick`` and freeing the connection."""
     encoding: str = "records"
     """Update datagrams: ``records`` (thesis, §4.5) or ``delta`` (quantised delta against the
     last value the client acknowledged; lagless's improvement)."""
@@ -187,8 +187,8 @@ class VfcServer:
         """Settings."""
         self.policy = VfcPolicy(VfcConfig(dim=3, default_view=self.config.default_view))
         """The Consistency Manager (public for tools and tests)."""
-        self._slot_client: dict[int, int] = {}
-        self._client_slot: dict[int, int] = {}
+        self._conn_client: dict[int, int] = {}
+        self._client_conn: dict[int, int] = {}
         self._public: dict[int, int] = {}
         self._objects: dict[int, int] = {}
         self._wire_ids: dict[int, int] = {}
@@ -242,7 +242,7 @@ class VfcServer:
         return sorted(self._public.values())
 
     def kick(self, client_id: int, reason: str, now: float) -> None:
-        """Force a client off: ``Kick`` on the control channel, slot freed after the grace time.
+        """Force a client off: ``Kick`` on the control channel, disconnected after the grace time.
 
         Raises:
             LocalProtocolError: unknown client id.
@@ -250,9 +250,9 @@ class VfcServer:
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
         internal = self._internal(client_id)
-        slot = self._client_slot[internal]
-        self._send_control(slot, Kick(reason=reason))
-        self._kicks[slot] = now + self.config.kick_grace
+        conn = self._client_conn[internal]
+        self._send_control(conn, Kick(reason=reason))
+        self._kicks[conn] = now + self.config.kick_grace
 
     # -- sans-I/O shape ----------------------------------------------------------------------------
 
@@ -273,11 +273,11 @@ class VfcServer:
         self._now = max(self._now, now)
         self.transport.handle_timer(now)
         self._drain(now)
-        for slot, deadline in list(self._kicks.items()):
+        for conn, deadline in list(self._kicks.items()):
             if now >= deadline:
-                del self._kicks[slot]
-                if slot in self.transport.clients:
-                    self.transport.disconnect(slot)
+                del self._kicks[conn]
+                if conn in self.transport.clients:
+                    self.transport.disconnect(conn)
         if self._next_round is not None and now >= self._next_round:
             self._round(now)
             period = self.config.round_period
@@ -306,48 +306,50 @@ class VfcServer:
                 return internal
         raise LocalProtocolError(f"client_id must be a joined client, got {client_id!r}")
 
-    def _send_control(self, slot: int, message: Control) -> None:
+    def _send_control(self, conn: int, message: Control) -> None:
         payload = encode_control(message)
         self.bytes_out[CONTROL_CHANNEL] += len(payload)
-        self.transport.send(slot, CONTROL_CHANNEL, payload)
+        self.transport.send(conn, CONTROL_CHANNEL, payload)
 
     def _drain(self, now: float) -> None:
         while (event := self.transport.next_event()) is not None:
             match event:
-                case MessageReceived(client_index=slot, channel=ch, payload=p) if (
+                case MessageReceived(connection_id=conn, channel=ch, payload=p) if (
                     ch == CONTROL_CHANNEL
                 ):
-                    self._on_control(slot, p, now)
-                case MessageReceived(client_index=slot, channel=ch, payload=p) if (
+                    self._on_control(conn, p, now)
+                case MessageReceived(connection_id=conn, channel=ch, payload=p) if (
                     ch == UPDATE_CHANNEL
                 ):
-                    self._on_update(slot, p, now)
-                case MessageReceived(client_index=slot, channel=ch, payload=p) if ch == ACK_CHANNEL:
-                    self._on_ack(slot, p)
-                case ClientDisconnected(client_index=slot):
-                    self._leave(slot)
+                    self._on_update(conn, p, now)
+                case MessageReceived(connection_id=conn, channel=ch, payload=p) if (
+                    ch == ACK_CHANNEL
+                ):
+                    self._on_ack(conn, p)
+                case ClientDisconnected(connection_id=conn):
+                    self._leave(conn)
                 case _:
                     pass
 
-    def _on_control(self, slot: int, payload: bytes, now: float) -> None:
+    def _on_control(self, conn: int, payload: bytes, now: float) -> None:
         try:
             message = decode_control(payload)
         except DecodeError:
             self.drops["malformed_control"] += 1
             return
         if isinstance(message, Join):
-            if slot not in self._slot_client:
-                self._join(slot, now)
+            if conn not in self._conn_client:
+                self._join(conn, now)
             return
-        client = self._slot_client.get(slot)
+        client = self._conn_client.get(conn)
         if client is None:
             self.drops["not_joined"] += 1
             return
         match message:
             case AddObject(record=record):
-                self._add_object(slot, client, record, now)
+                self._add_object(conn, client, record, now)
             case DelObject(object_id=oid):
-                self._del_object(slot, client, oid)
+                self._del_object(conn, client, oid)
             case SetView():
                 self._set_view(client, message)
             case ChangeClientId(client_id=wanted):
@@ -355,33 +357,33 @@ class VfcServer:
                 if not taken:
                     self._public[client] = wanted
                 reply = ClientIdChanged(client_id=self._public[client], accepted=not taken)
-                self._send_control(slot, reply)
+                self._send_control(conn, reply)
             case Leave():
-                self.transport.disconnect(slot)
+                self.transport.disconnect(conn)
             case _:
                 self.drops["wrong_direction"] += 1
 
-    def _join(self, slot: int, now: float) -> None:
+    def _join(self, conn: int, now: float) -> None:
         client = self.policy.add_client()
-        self._slot_client[slot] = client
-        self._client_slot[client] = slot
+        self._conn_client[conn] = client
+        self._client_conn[client] = conn
         public = client
         while public in self._public.values():
             public += 1
         self._public[client] = public
-        self._send_control(slot, Welcome(client_id=public, encoding=self.config.encoding))
+        self._send_control(conn, Welcome(client_id=public, encoding=self.config.encoding))
         if self.config.encoding == "delta":
             self._baselines[client] = _Baselines(self._records.shape[0])
         if self._next_round is None:
             self._next_round = now + self.config.round_period
         self._events.append(ClientJoined(client_id=public))
 
-    def _leave(self, slot: int) -> None:
-        client = self._slot_client.pop(slot, None)
-        self._kicks.pop(slot, None)
+    def _leave(self, conn: int) -> None:
+        client = self._conn_client.pop(conn, None)
+        self._kicks.pop(conn, None)
         if client is None:
             return
-        del self._client_slot[client]
+        del self._client_conn[client]
         for oid in [o for o, owner in self._owner.items() if owner == client]:
             self._remove(oid)
         self.policy.remove_client(client)
@@ -390,14 +392,14 @@ class VfcServer:
         public = self._public.pop(client)
         self._events.append(ClientLeft(client_id=public))
 
-    def _add_object(self, slot: int, client: int, record: bytes, now: float) -> None:
+    def _add_object(self, conn: int, client: int, record: bytes, now: float) -> None:
         if len(record) != RECORD_SIZE:
             self.drops["malformed_record"] += 1
             return
         rec = np.frombuffer(record, dtype=RECORD_DTYPE)
         oid = int(rec["id"][0])
         if oid < 0 or oid in self._objects:
-            self._send_control(slot, ObjectRejected(object_id=oid, reason="id taken or invalid"))
+            self._send_control(conn, ObjectRejected(object_id=oid, reason="id taken or invalid"))
             return
         index = self.policy.add_object(owner=client)
         if index >= self._records.shape[0]:
@@ -418,9 +420,9 @@ class VfcServer:
             self.policy.set_pivots(client, [index])
         self._events.append(ObjectAdded(object_id=oid, owner=self._public[client]))
 
-    def _del_object(self, slot: int, client: int, oid: int) -> None:
+    def _del_object(self, conn: int, client: int, oid: int) -> None:
         if self._owner.get(oid) != client:
-            self._send_control(slot, ObjectRejected(object_id=oid, reason="not the owner"))
+            self._send_control(conn, ObjectRejected(object_id=oid, reason="not the owner"))
             return
         self._remove(oid)
 
@@ -432,9 +434,9 @@ class VfcServer:
         self._generation[index] += 1
         for state in self._baselines.values():
             state.forget(index)
-        for other, slot in self._client_slot.items():
+        for other, conn in self._client_conn.items():
             if other != owner:
-                self._send_control(slot, ObjectDeleted(object_id=oid))
+                self._send_control(conn, ObjectDeleted(object_id=oid))
         self._events.append(ObjectRemoved(object_id=oid))
 
     def _set_view(self, client: int, message: SetView) -> None:
@@ -450,8 +452,8 @@ class VfcServer:
             self._explicit_pivots.add(client)
         self._events.append(ViewChanged(client_id=self._public[client]))
 
-    def _on_update(self, slot: int, payload: bytes, now: float) -> None:
-        client = self._slot_client.get(slot)
+    def _on_update(self, conn: int, payload: bytes, now: float) -> None:
+        client = self._conn_client.get(conn)
         if client is None:
             self.drops["not_joined"] += 1
             return
@@ -485,8 +487,8 @@ class VfcServer:
         """One server round: decide sends, pack each client's records, send unreliably."""
         plan = self.policy.round(now)
         for client in np.unique(plan.clients).tolist():
-            slot = self._client_slot.get(client)
-            if slot is None:
+            conn = self._client_conn.get(client)
+            if conn is None:
                 continue
             objects = plan.objects_for(client)
             state = self._baselines.get(client)
@@ -496,7 +498,7 @@ class VfcServer:
                 payloads = self._delta_payloads(state, objects)
             for payload in payloads:
                 self.bytes_out[UPDATE_CHANNEL] += len(payload)
-                self.transport.send(slot, UPDATE_CHANNEL, payload)
+                self.transport.send(conn, UPDATE_CHANNEL, payload)
 
     def _delta_payloads(self, state: _Baselines, objects: npt.NDArray[np.intp]) -> list[bytes]:
         """Delta datagrams of one client's due objects; remember each send until acked."""
@@ -522,9 +524,9 @@ class VfcServer:
             )
         return payloads
 
-    def _on_ack(self, slot: int, payload: bytes) -> None:
+    def _on_ack(self, conn: int, payload: bytes) -> None:
         """Advance baselines to the acknowledged sends that are newer than them."""
-        client = self._slot_client.get(slot)
+        client = self._conn_client.get(conn)
         state = None if client is None else self._baselines.get(client)
         if state is None:
             self.drops["unexpected_ack"] += 1

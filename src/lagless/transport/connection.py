@@ -236,6 +236,7 @@ class Connection:
         config: the connection settings (both ends agree on ``config.messages``).
         now: the time the connection starts, seconds.
         client_index: the server slot this connection belongs to; copied into every event.
+        connection_id: the never-reused identity of this connection; copied into every event.
         is_client: True on the client side (it runs clock sync), False on the server side.
     """
 
@@ -245,10 +246,12 @@ class Connection:
         config: ConnectionConfig | None = None,
         now: float,
         client_index: int = 0,
+        connection_id: int = 0,
         is_client: bool,
     ) -> None:
         self.config = config if config is not None else ConnectionConfig()
         self.client_index = client_index
+        self.connection_id = connection_id
         self._is_client = is_client
         self._now = now
         self._rtt = RttEstimator()
@@ -526,7 +529,11 @@ class Connection:
                 self._bandwidth.on_acked(now, note.size)
                 if packet_events:
                     self._events.append(
-                        PacketDelivered(client_index=self.client_index, sequence=note.sequence)
+                        PacketDelivered(
+                            client_index=self.client_index,
+                            connection_id=self.connection_id,
+                            sequence=note.sequence,
+                        )
                     )
             else:
                 self._lost += 1
@@ -536,7 +543,11 @@ class Connection:
                     self._congestion.on_loss(note.send_time, now)
                 if packet_events:
                     self._events.append(
-                        PacketLost(client_index=self.client_index, sequence=note.sequence)
+                        PacketLost(
+                            client_index=self.client_index,
+                            connection_id=self.connection_id,
+                            sequence=note.sequence,
+                        )
                     )
         if self._rtt.has_samples:
             self._update_estimates(now)
@@ -563,6 +574,7 @@ class Connection:
             self._events.append(
                 MessageDelivered(
                     client_index=self.client_index,
+                    connection_id=self.connection_id,
                     channel=delivered.channel,
                     message_id=delivered.message_id,
                 )
@@ -575,6 +587,7 @@ class Connection:
             self._events.append(
                 MessageReceived(
                     client_index=self.client_index,
+                    connection_id=self.connection_id,
                     channel=received.channel,
                     message_id=received.message_id,
                     payload=received.payload,

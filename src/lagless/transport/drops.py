@@ -97,6 +97,8 @@ class NetcodeStatistics:
     """Payload packets queued by the application."""
     denied_sent: int
     """Connection-denied packets sent because the server was full (server only)."""
+    verbs_on_gone: int
+    """Verbs (send, disconnect) that named a connection that had already gone: no-ops."""
 
 
 class DropCounter:
@@ -111,6 +113,7 @@ class DropCounter:
         "dropped",
         "payloads_received",
         "payloads_sent",
+        "verbs_on_gone",
     )
 
     def __init__(self) -> None:
@@ -124,6 +127,7 @@ class DropCounter:
         self.payloads_received = 0
         self.payloads_sent = 0
         self.denied_sent = 0
+        self.verbs_on_gone = 0
 
     def snapshot(self) -> NetcodeStatistics:
         """Return the current values as a frozen :class:`NetcodeStatistics`.
@@ -140,4 +144,5 @@ class DropCounter:
             payloads_received=self.payloads_received,
             payloads_sent=self.payloads_sent,
             denied_sent=self.denied_sent,
+            verbs_on_gone=self.verbs_on_gone,
         )

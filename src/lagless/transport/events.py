@@ -20,7 +20,10 @@ class TransportEvent:
     """Base class of the reliability layer's events."""
 
     client_index: int
-    """Server: the peer's slot. Client: its own slot."""
+    """Server: the peer's slot (reused after a disconnect). Client: its own slot."""
+    connection_id: int
+    """The connection's identity, never reused: on a server the id its ``ClientConnected``
+    carried (pass it to `Server.send`); on a client the ordinal of its connections (1, 2, ...)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

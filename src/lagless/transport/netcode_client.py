@@ -125,6 +125,7 @@ class NetcodeClient(NetcodeEndpoint):
         self._last_receive = 0.0
         self._challenge: tuple[int, bytes] | None = None
         self._client_index = 0
+        self._connection_id = 0  # ordinal of the connections this client made
         self._max_clients = 0
         self._queued_payloads = 0
 
@@ -441,16 +442,25 @@ class NetcodeClient(NetcodeEndpoint):
                 self._queued_payloads += 1
                 self._counter.payloads_received += 1
                 self._events.append(
-                    PayloadReceived(client_index=self._client_index, payload=packet.payload)
+                    PayloadReceived(
+                        client_index=self._client_index,
+                        connection_id=self._connection_id,
+                        payload=packet.payload,
+                    )
                 )
         elif isinstance(packet, KeepAlivePacket):
             if state == _S.SENDING_CONNECTION_RESPONSE:
                 self._client_index = packet.client_index
+                self._connection_id += 1
                 self._max_clients = packet.max_clients
                 self._last_receive = now
                 self._apply(ClientInput.KEEP_ALIVE_RECEIVED)
                 self._events.append(
-                    Connected(client_index=packet.client_index, max_clients=packet.max_clients)
+                    Connected(
+                        client_index=packet.client_index,
+                        connection_id=self._connection_id,
+                        max_clients=packet.max_clients,
+                    )
                 )
             elif state == _S.CONNECTED:
                 self._last_receive = now

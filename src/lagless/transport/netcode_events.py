@@ -29,7 +29,10 @@ class ClientConnected(NetcodeEvent):
     """Server: a client completed the handshake and owns a slot."""
 
     client_index: int
-    """Slot index in [0, max_clients)."""
+    """Slot index in [0, max_clients); the slot is reused after a disconnect."""
+    connection_id: int
+    """This connection's identity on the server, counting from 1 and never reused: the handle
+    to pass to the server's verbs, so a late verb cannot reach the slot's next client."""
     client_id: int
     """uint64 client id from the connect token."""
     address: Address
@@ -44,6 +47,8 @@ class ClientDisconnected(NetcodeEvent):
 
     client_index: int
     """Slot index in [0, max_clients)."""
+    connection_id: int
+    """The identity its ``ClientConnected`` carried."""
     reason: ServerDisconnectReason
     """Why the slot was freed."""
 
@@ -54,6 +59,9 @@ class PayloadReceived(NetcodeEvent):
 
     client_index: int
     """Server: the sender's slot. Client: its own slot."""
+    connection_id: int
+    """Server: the sender's connection identity (see ``ClientConnected``). Client: the ordinal of
+    its connections (1, 2, ...)."""
     payload: bytes
     """1 to 1200 bytes."""
 
@@ -64,6 +72,8 @@ class Connected(NetcodeEvent):
 
     client_index: int
     """The slot the server assigned."""
+    connection_id: int
+    """The ordinal of this client's connections (1, 2, ...), copied into its later events."""
     max_clients: int
     """Number of slots of the server."""
 

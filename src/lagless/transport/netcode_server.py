@@ -16,10 +16,17 @@ Decisions:
 * Insecure mode (``NetcodeServerConfig(insecure=True)``) skips the token, the server-address
   match and the reuse history, keeps the challenge round trip, and logs a WARNING
   (``test_netcode_session.py::test_insecure_session``).
+* Slots are reused, so the verbs take a ``connection_id`` that is never reused (counting from 1,
+  carried by every server event). A verb on a connection that has gone away is a no-op that
+  returns False: events of a freed slot may still be queued when the slot's next client
+  connects, and a late echo must never reach that client
+  (``test_netcode_session.py::test_late_verbs_never_reach_the_next_client``). An id this server
+  never issued is a programming error and raises ``LocalProtocolError``.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
 from collections.abc import Callable
@@ -144,6 +151,7 @@ class _Slot:
         "address",
         "client_id",
         "confirmed",
+        "connection_id",
         "index",
         "last_receive",
         "last_send",
@@ -154,9 +162,16 @@ class _Slot:
     )
 
     def __init__(
-        self, index: int, address: Address, client_id: int, mapping: _Mapping, now: float
+        self,
+        index: int,
+        connection_id: int,
+        address: Address,
+        client_id: int,
+        mapping: _Mapping,
+        now: float,
     ) -> None:
         self.index = index
+        self.connection_id = connection_id
         self.address = address
         self.client_id = client_id
         self.mapping = mapping
@@ -203,7 +218,10 @@ class NetcodeServer(NetcodeEndpoint):
         self._by_client_id: dict[int, _Slot] = {}
         self._mappings: dict[Address, _Mapping] = {}
         self._token_history: dict[bytes, Address] = {}
-        self._queued = [0] * config.max_clients
+        self._by_connection: dict[int, _Slot] = {}
+        self._last_connection_id = 0
+        self._queued: dict[int, int] = {}  # connection id -> payloads waiting in the event queue
+        self._timers: list[tuple[float, int]] = []  # (deadline s, connection id), one per slot
 
     # -- introspection ---------------------------------------------------------------------
 
@@ -235,49 +253,87 @@ class NetcodeServer(NetcodeEndpoint):
         Raises:
             LocalProtocolError: the slot is empty or out of range.
         """
-        return self._slot(client_index).address
+        slot = self._slots[client_index] if 0 <= client_index < len(self._slots) else None
+        if slot is None:
+            raise LocalProtocolError(f"client_index {client_index} is not a connected client")
+        return slot.address
+
+    def is_connected(self, connection_id: int) -> bool:
+        """Return whether the connection ``connection_id`` is still open.
+
+        Raises:
+            LocalProtocolError: this server never issued ``connection_id``.
+        """
+        return self._live(connection_id) is not None
+
+    @property
+    def connection_ids(self) -> list[int]:
+        """Identities of the open connections, ascending."""
+        return sorted(self._by_connection)
+
+    def count_verb_on_gone(self) -> None:
+        """Count a verb of a wrapping layer that named a connection that has gone away."""
+        self._counter.verbs_on_gone += 1
 
     # -- application verbs -----------------------------------------------------------------
 
-    def send_payload(self, client_index: int, data: bytes) -> None:
+    def send_payload(self, connection_id: int, data: bytes) -> bool:
         """Queue one payload packet to a connected client (spec §10.6).
 
         While the client is unconfirmed a keep-alive goes first, so it learns its slot even if the
         first keep-alive was lost. Pump the object afterwards (see ``lagless.io.drive.pump``).
 
         Args:
-            client_index: slot of a connected client.
+            connection_id: the client's identity from its ``ClientConnected``.
             data: 1 to 1200 bytes.
 
+        Returns:
+            True if queued, False if that connection has gone away (nothing is sent).
+
         Raises:
-            LocalProtocolError: the slot is empty, or ``data`` is empty or over 1200 bytes.
+            LocalProtocolError: ``data`` is empty or over 1200 bytes, or the id was never issued.
         """
-        slot = self._slot(client_index)
         if not 1 <= len(data) <= MAX_PAYLOAD_BYTES:
             raise LocalProtocolError(
                 f"payload must be 1 to {MAX_PAYLOAD_BYTES} bytes, got {len(data)}"
             )
+        slot = self._live(connection_id)
+        if slot is None:
+            self._counter.verbs_on_gone += 1
+            return False
         if not slot.confirmed:
             self._send_keep_alive(slot, self._now)
         self._send_to(slot, PayloadPacket(sequence=slot.sequence, payload=bytes(data)), self._now)
         self._counter.payloads_sent += 1
+        return True
 
-    def disconnect(self, client_index: int) -> None:
+    def disconnect(
+        self,
+        connection_id: int,
+        reason: ServerDisconnectReason = ServerDisconnectReason.SERVER_DISCONNECTED,
+    ) -> bool:
         """Disconnect a client with redundant disconnect packets and free its slot (spec §10.6).
 
-        Emits :class:`ClientDisconnected` with reason ``SERVER_DISCONNECTED``. Pump the object
-        afterwards (see ``lagless.io.drive.pump``).
+        Emits :class:`ClientDisconnected` with ``reason``. Pump the object afterwards (see
+        ``lagless.io.drive.pump``).
 
         Args:
-            client_index: slot of a connected client.
+            connection_id: the client's identity from its ``ClientConnected``.
+            reason: what the ``ClientDisconnected`` event reports.
+
+        Returns:
+            True if it was connected, False if it had already gone (nothing happens).
 
         Raises:
-            LocalProtocolError: the slot is empty or out of range.
+            LocalProtocolError: the id was never issued.
         """
-        slot = self._slot(client_index)
+        slot = self._live(connection_id)
+        if slot is None:
+            return False
         for _ in range(self._config.num_disconnect_packets):
             self._send_to(slot, DisconnectPacket(sequence=slot.sequence), self._now)
-        self._free(slot, ServerDisconnectReason.SERVER_DISCONNECTED)
+        self._free(slot, reason)
+        return True
 
     def disconnect_all(self) -> None:
         """Disconnect every client (what the reference's ``stop`` does first).
@@ -285,7 +341,7 @@ class NetcodeServer(NetcodeEndpoint):
         Pump the object afterwards (see ``lagless.io.drive.pump``).
         """
         for slot in list(self._by_address.values()):
-            self.disconnect(slot.index)
+            self.disconnect(slot.connection_id)
 
     # -- sans-I/O interface ----------------------------------------------------------------
 
@@ -344,39 +400,56 @@ class NetcodeServer(NetcodeEndpoint):
             now: current time in seconds.
         """
         self._now = now
-        interval = self._config.keep_alive_interval
-        for slot in list(self._by_address.values()):
-            if slot.last_send + interval <= now:
-                self._send_keep_alive(slot, now)
-        for slot in list(self._by_address.values()):
+        timers = self._timers
+        by_connection = self._by_connection
+        while timers and timers[0][0] <= now:
+            _, connection_id = heapq.heappop(timers)
+            slot = by_connection.get(connection_id)
+            if slot is None:
+                continue  # freed since the entry was pushed
             if slot.timeout > 0 and slot.last_receive + slot.timeout <= now:
                 self._free(slot, ServerDisconnectReason.TIMED_OUT)
+                continue
+            if slot.last_send + self._config.keep_alive_interval <= now:
+                self._send_keep_alive(slot, now)
+            heapq.heappush(timers, (self._due(slot), connection_id))
 
     def next_timer(self) -> float | None:
         """Return the absolute time (seconds) of the next keep-alive or timeout deadline.
 
+        Each slot has one heap entry, pushed when it connects; sends and receives only move a
+        slot's deadline later, so an entry that surfaces early is re-pushed at the slot's real
+        deadline by `handle_timer` (O(log n) per event, no walk over the slots).
+
         Returns:
-            The deadline, or ``None`` when no client is connected.
+            The deadline (possibly early, which `handle_timer` tolerates), or ``None`` when no
+            client is connected.
         """
-        deadline: float | None = None
-        interval = self._config.keep_alive_interval
-        for slot in self._by_address.values():
-            due = slot.last_send + interval
-            if slot.timeout > 0:
-                due = min(due, slot.last_receive + slot.timeout)
-            if deadline is None or due < deadline:
-                deadline = due
-        return deadline
+        timers = self._timers
+        while timers and timers[0][1] not in self._by_connection:
+            heapq.heappop(timers)
+        return timers[0][0] if timers else None
+
+    def _due(self, slot: _Slot) -> float:
+        due = slot.last_send + self._config.keep_alive_interval
+        if slot.timeout > 0:
+            due = min(due, slot.last_receive + slot.timeout)
+        return due
 
     def _payload_taken(self, event: PayloadReceived) -> None:
-        self._queued[event.client_index] -= 1
+        waiting = self._queued.get(event.connection_id)
+        if waiting is not None:
+            self._queued[event.connection_id] = waiting - 1
 
     # -- internals -------------------------------------------------------------------------
 
-    def _slot(self, client_index: int) -> _Slot:
-        slot = self._slots[client_index] if 0 <= client_index < len(self._slots) else None
-        if slot is None:
-            raise LocalProtocolError(f"client_index {client_index} is not a connected client")
+    def _live(self, connection_id: int) -> _Slot | None:
+        slot = self._by_connection.get(connection_id)
+        if slot is None and not 0 < connection_id <= self._last_connection_id:
+            raise LocalProtocolError(
+                f"connection_id {connection_id} was never issued by this server "
+                f"(ids run from 1 to {self._last_connection_id})"
+            )
         return slot
 
     def _live_mapping(self, addr: Address, now: float) -> _Mapping | None:
@@ -395,7 +468,14 @@ class NetcodeServer(NetcodeEndpoint):
             for key in [k for k, m in self._mappings.items() if m.expired(now)]:
                 del self._mappings[key]
             if len(self._mappings) >= MAX_ENCRYPTION_MAPPINGS:
-                return False
+                # evict the oldest half-open handshake: a flood of requests must then outpace
+                # every real client's round trip instead of locking all of them out for the
+                # token timeout (spec §10.2 leaves the full table's policy open)
+                victim = next((k for k, m in self._mappings.items() if m.client_index < 0), None)
+                if victim is None:
+                    return False
+                del self._mappings[victim]
+                self._counter.dropped[DropReason.ENCRYPTION_MAPPING_TABLE_FULL] += 1
         self._mappings[addr] = mapping
         return True
 
@@ -492,14 +572,19 @@ class NetcodeServer(NetcodeEndpoint):
         index = self._slots.index(None)
         mapping.client_index = index
         mapping.expire_time = -1.0
-        slot = _Slot(index, addr, challenge.client_id, mapping, now)
+        self._last_connection_id += 1
+        slot = _Slot(index, self._last_connection_id, addr, challenge.client_id, mapping, now)
         self._slots[index] = slot
         self._by_address[addr] = slot
         self._by_client_id[challenge.client_id] = slot
+        self._by_connection[slot.connection_id] = slot
+        self._queued[slot.connection_id] = 0
         self._send_keep_alive(slot, now)
+        heapq.heappush(self._timers, (self._due(slot), slot.connection_id))
         self._events.append(
             ClientConnected(
                 client_index=index,
+                connection_id=slot.connection_id,
                 client_id=challenge.client_id,
                 address=addr,
                 user_data=challenge.user_data,
@@ -515,12 +600,19 @@ class NetcodeServer(NetcodeEndpoint):
         slot.last_receive = now
         slot.confirmed = True
         if isinstance(packet, PayloadPacket):
-            if self._queued[slot.index] >= self._config.payload_queue_size:
+            queued = self._queued[slot.connection_id]
+            if queued >= self._config.payload_queue_size:
                 self._drop(DropReason.PAYLOAD_QUEUE_FULL, addr)
                 return
-            self._queued[slot.index] += 1
+            self._queued[slot.connection_id] = queued + 1
             self._counter.payloads_received += 1
-            self._events.append(PayloadReceived(client_index=slot.index, payload=packet.payload))
+            self._events.append(
+                PayloadReceived(
+                    client_index=slot.index,
+                    connection_id=slot.connection_id,
+                    payload=packet.payload,
+                )
+            )
 
     def _send_keep_alive(self, slot: _Slot, now: float) -> None:
         packet = KeepAlivePacket(
@@ -544,5 +636,11 @@ class NetcodeServer(NetcodeEndpoint):
         self._slots[slot.index] = None
         del self._by_address[slot.address]
         del self._by_client_id[slot.client_id]
+        del self._by_connection[slot.connection_id]
+        del self._queued[slot.connection_id]
         self._mappings.pop(slot.address, None)
-        self._events.append(ClientDisconnected(client_index=slot.index, reason=reason))
+        self._events.append(
+            ClientDisconnected(
+                client_index=slot.index, connection_id=slot.connection_id, reason=reason
+            )
+        )

@@ -120,6 +120,12 @@ class ServerDisconnectReason(enum.IntEnum):
     """The client sent a disconnect packet."""
     SERVER_DISCONNECTED = 3
     """The application called ``NetcodeServer.disconnect``."""
+    PROTOCOL_VIOLATION = 4
+    """lagless: the authenticated client broke the message protocol (``ConnectionViolated``)."""
+    SEND_QUEUE_FULL = 5
+    """lagless: the client acknowledged too little for a reliable send queue to drain."""
+    APPLICATION_ERROR = 6
+    """lagless: the application's handler raised while handling this client's event."""
 
 
 class ClientDisconnectReason(enum.Enum):

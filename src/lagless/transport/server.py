@@ -5,9 +5,23 @@ Implements DESIGN.md "Transport defaults" by composition (STYLE §3 "layering by
 gets a `Connection` whose payloads ride inside netcode payload packets. The server is sans-I/O:
 drivers in `lagless.io` pump it exactly like any other protocol object.
 
-Decisions: a message-layer violation by an authenticated client emits `ConnectionViolated` and
-disconnects that slot (STYLE §4, third channel) (``test_client_server.py::test_violation``);
-`send` to a slot that is not connected raises `LocalProtocolError`.
+Decisions:
+
+* Connections are named by the ``connection_id`` of their ``ClientConnected`` (counting from 1,
+  never reused); slots are reused, and a verb on a slot could reach the slot's next client while
+  the old one's events are still queued. A verb on a connection that has gone away is a no-op
+  that returns None or False and counts ``verbs_on_gone``; an id the server never issued raises
+  `LocalProtocolError` (``test_server_robustness.py::test_late_echo_never_reaches_next_client``).
+* One client never stops the server: a message-layer violation emits `ConnectionViolated` and
+  disconnects that client (reason ``PROTOCOL_VIOLATION``; STYLE §4, third channel;
+  ``test_client_server.py::test_violation``); a client that acknowledges too little for a
+  reliable channel's send queue to drain is disconnected with ``SEND_QUEUE_FULL`` instead of
+  `SendQueueFull` reaching the application
+  (``test_server_robustness.py::test_client_that_never_acks_is_dropped_alone``).
+* Work per event is independent of the number of clients (DESIGN.md "Speed rules"): connections
+  touched since the last pump are kept in a set and only they are asked for payloads; each
+  connection's deadline sits in a heap with lazy deletion (a stale entry is skipped when it
+  surfaces, and the heap is rebuilt when stale entries outnumber live ones four to one).
 
 Plain netcode clients beside lagless ones (``plain_unmarked=True``, what ``lagless serve`` uses):
 a lagless client marks its connect token's user data with `LAGLESS_MARK` (`mark_user_data`; the
@@ -22,6 +36,7 @@ The mark is stripped from the `ClientConnected` the application sees.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import os
 from collections import deque
 from collections.abc import Callable
@@ -31,8 +46,10 @@ from lagless._types import Address
 from lagless.errors import LocalProtocolError
 from lagless.transport.connection import Connection, ConnectionConfig, ConnectionStatistics
 from lagless.transport.events import ConnectionViolated, Event
+from lagless.transport.message_errors import SendQueueFull
 from lagless.transport.netcode_events import ClientConnected, ClientDisconnected, PayloadReceived
 from lagless.transport.netcode_server import NetcodeServer, NetcodeServerConfig
+from lagless.transport.netcode_state import ServerDisconnectReason
 
 LAGLESS_MARK: Final = b"LAGLESS\x01"  # first user-data bytes of a lagless client's token
 USER_DATA_BYTES: Final = 256  # netcode 1.02 user data size, bytes
@@ -75,71 +92,114 @@ class Server:
             config=config, random_bytes=random_bytes, unix_time_offset=unix_time_offset
         )
         self._connection_config = connection if connection is not None else ConnectionConfig()
-        self._connections: dict[int, Connection] = {}
-        self._plain: set[int] = set()
+        self._connections: dict[int, Connection] = {}  # connection id -> its reliability layer
+        self._plain: set[int] = set()  # connection ids of plain netcode clients
         self._plain_unmarked = plain_unmarked
         self._events: deque[Event] = deque()
         self._now = 0.0
+        self._touched: set[int] = set()  # connection ids that may have output or a new deadline
+        self._deadline: dict[int, float] = {}  # connection id -> deadline its heap entry holds
+        self._timers: list[tuple[float, int]] = []  # (deadline s, connection id), lazy heap
 
     # -- application verbs --------------------------------------------------------------------
 
     @property
     def clients(self) -> list[int]:
-        """Slot indices of the connected clients, ascending."""
+        """Connection ids of the connected lagless clients, ascending."""
         return sorted(self._connections)
-
-    def send(self, client_index: int, channel: int, payload: bytes) -> int:
-        """Queue ``payload`` on ``channel`` to one client; return the message id.
-
-        Raises:
-            LocalProtocolError: the slot is not connected, the channel is unknown, or the message
-                is too large (`MessageTooLarge`).
-
-        Pump the object afterwards (see `lagless.io.drive.pump`).
-        """
-        return self._connection(client_index).send(channel, payload)
-
-    def broadcast(self, channel: int, payload: bytes) -> None:
-        """Queue ``payload`` on ``channel`` to every connected client.
-
-        Pump the object afterwards (see `lagless.io.drive.pump`).
-        """
-        for connection in self._connections.values():
-            connection.send(channel, payload)
 
     @property
     def plain_clients(self) -> list[int]:
-        """Slot indices of the connected plain netcode clients (``plain_unmarked``), ascending."""
+        """Connection ids of the connected plain netcode clients (``plain_unmarked``), ascending."""
         return sorted(self._plain)
 
-    def send_raw(self, client_index: int, payload: bytes) -> None:
-        """Send one raw payload (1..1200 bytes) to a plain netcode client.
+    def is_connected(self, connection_id: int) -> bool:
+        """Return whether ``connection_id`` (lagless or plain) is still connected.
 
         Raises:
-            LocalProtocolError: the slot is not a connected plain client, or the size is wrong.
+            LocalProtocolError: the server never issued ``connection_id``.
+        """
+        return self.netcode.is_connected(connection_id)
+
+    def send(self, connection_id: int, channel: int, payload: bytes) -> int | None:
+        """Queue ``payload`` on ``channel`` to one client; return the message id.
+
+        Returns:
+            The 16-bit message id, or None when the connection has gone away (nothing is sent),
+            or when its reliable send queue was full: the client is then disconnected with
+            ``SEND_QUEUE_FULL`` (it acknowledged too little to keep up).
+
+        Raises:
+            LocalProtocolError: the id was never issued or names a plain client, the channel is
+                unknown, or the message is too large (`MessageTooLarge`).
 
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
-        if client_index not in self._plain:
-            raise LocalProtocolError(
-                f"client_index must be a plain netcode client {self.plain_clients}, "
-                f"got {client_index}"
-            )
-        self.netcode.send_payload(client_index, payload)
+        connection = self._connection(connection_id)
+        if connection is None:
+            return None
+        try:
+            message_id = connection.send(channel, payload)
+        except SendQueueFull:
+            self._drop_client(connection_id, ServerDisconnectReason.SEND_QUEUE_FULL)
+            return None
+        self._touched.add(connection_id)
+        return message_id
 
-    def disconnect(self, client_index: int) -> None:
+    def broadcast(self, channel: int, payload: bytes) -> None:
+        """Queue ``payload`` on ``channel`` to every connected lagless client.
+
+        A client whose reliable send queue is full is disconnected (see `send`). Pump the object
+        afterwards (see `lagless.io.drive.pump`).
+        """
+        for connection_id in list(self._connections):
+            self.send(connection_id, channel, payload)
+
+    def send_raw(self, connection_id: int, payload: bytes) -> bool:
+        """Send one raw payload (1..1200 bytes) to a plain netcode client.
+
+        Returns:
+            True if queued, False when the connection has gone away.
+
+        Raises:
+            LocalProtocolError: the id was never issued or names a lagless client, or the size
+                is wrong.
+
+        Pump the object afterwards (see `lagless.io.drive.pump`).
+        """
+        if connection_id in self._connections:
+            raise LocalProtocolError(
+                f"connection {connection_id} is a lagless client; use send(), not send_raw()"
+            )
+        return self.netcode.send_payload(connection_id, payload)
+
+    def disconnect(
+        self,
+        connection_id: int,
+        reason: ServerDisconnectReason = ServerDisconnectReason.SERVER_DISCONNECTED,
+    ) -> bool:
         """Disconnect one client (redundant disconnect packets, then the slot is freed).
 
+        Returns:
+            True if it was connected, False when it had already gone (nothing happens).
+
+        Raises:
+            LocalProtocolError: the id was never issued.
+
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
-        if client_index not in self._plain:
-            self._connection(client_index)
-        self.netcode.disconnect(client_index)
+        done = self.netcode.disconnect(connection_id, reason)
         self._dispatch(self._now)
+        return done
 
-    def connection_statistics(self, client_index: int) -> ConnectionStatistics:
-        """Return RTT, loss, rates and counters of one client's connection."""
-        return self._connection(client_index).statistics()
+    def connection_statistics(self, connection_id: int) -> ConnectionStatistics | None:
+        """Return RTT, loss, rates and counters of one client's connection (None once gone).
+
+        Raises:
+            LocalProtocolError: the id was never issued or names a plain client.
+        """
+        connection = self._connection(connection_id)
+        return connection.statistics() if connection is not None else None
 
     # -- sans-I/O interface -------------------------------------------------------------------
 
@@ -148,37 +208,75 @@ class Server:
 
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
-        self._now = max(self._now, now)
+        if now > self._now:
+            self._now = now
         self.netcode.receive_datagram(data, addr, now)
         self._dispatch(now)
 
     def handle_timer(self, now: float) -> None:
-        """Run what is due at ``now`` (s) in the netcode layer and every connection.
+        """Run what is due at ``now`` (s) in the netcode layer and the connections due by then.
 
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
-        self._now = max(self._now, now)
+        if now > self._now:
+            self._now = now
         self.netcode.handle_timer(now)
-        for connection in self._connections.values():
+        timers = self._timers
+        deadline = self._deadline
+        while timers and timers[0][0] <= now:
+            due, connection_id = heapq.heappop(timers)
+            if deadline.get(connection_id) != due:
+                continue  # stale: the connection moved its deadline or went away
+            del deadline[connection_id]
+            connection = self._connections[connection_id]
             connection.handle_timer(now)
+            self._touched.add(connection_id)
+            self._drain(connection)
         self._dispatch(now)
 
     def datagrams_to_send(self, now: float) -> list[tuple[bytes, Address]]:
         """Return the datagrams to send now, with their destinations."""
-        self._now = max(self._now, now)
-        for client_index, connection in self._connections.items():
-            for payload in connection.payloads_to_send(now):
-                self.netcode.send_payload(client_index, payload)
-        self._drain_connections()
+        if now > self._now:
+            self._now = now
+        touched = self._touched
+        if touched:
+            self._touched = set()
+            connections = self._connections
+            netcode = self.netcode
+            deadline = self._deadline
+            for connection_id in touched:
+                connection = connections.get(connection_id)
+                if connection is None:
+                    continue
+                for payload in connection.payloads_to_send(now):
+                    netcode.send_payload(connection_id, payload)
+                self._drain(connection)
+                due = connection.next_timer()
+                if due != deadline.get(connection_id):
+                    if due is None:
+                        del deadline[connection_id]
+                    else:
+                        deadline[connection_id] = due
+                        heapq.heappush(self._timers, (due, connection_id))
+            if len(self._timers) > 4 * len(deadline) + 64:
+                self._timers = [(due, cid) for cid, due in deadline.items()]
+                heapq.heapify(self._timers)
         return self.netcode.datagrams_to_send(now)
 
     def next_timer(self) -> float | None:
         """Absolute time (s) of the earliest deadline of the netcode layer or any connection."""
-        times = [t for c in self._connections.values() if (t := c.next_timer()) is not None]
+        timers = self._timers
+        deadline = self._deadline
+        while timers and deadline.get(timers[0][1]) != timers[0][0]:
+            heapq.heappop(timers)
+        if self._touched:
+            return self._now  # output or deadlines wait for the next datagrams_to_send
         netcode = self.netcode.next_timer()
-        if netcode is not None:
-            times.append(netcode)
-        return min(times, default=None)
+        if not timers:
+            return netcode
+        if netcode is None or timers[0][0] < netcode:
+            return timers[0][0]
+        return netcode
 
     def next_event(self) -> Event | None:
         """Return the next connection, message or delivery event, or None."""
@@ -186,58 +284,70 @@ class Server:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _connection(self, client_index: int) -> Connection:
-        connection = self._connections.get(client_index)
-        if connection is None:
+    def _connection(self, connection_id: int) -> Connection | None:
+        connection = self._connections.get(connection_id)
+        if connection is not None:
+            return connection
+        if connection_id in self._plain:
             raise LocalProtocolError(
-                f"client_index must be a connected slot {self.clients}, got {client_index}"
+                f"connection {connection_id} is a plain netcode client; use send_raw()"
             )
-        return connection
+        if not self.netcode.is_connected(connection_id):  # raises for ids never issued
+            self.netcode.count_verb_on_gone()
+        return None
+
+    def _drop_client(self, connection_id: int, reason: ServerDisconnectReason) -> None:
+        self.netcode.disconnect(connection_id, reason)
+        self._dispatch(self._now)
 
     def _dispatch(self, now: float) -> None:
         event = self.netcode.next_event()
         while event is not None:
             match event:
-                case ClientConnected(client_index=index, user_data=user_data):
+                case ClientConnected(connection_id=cid, client_index=index, user_data=user_data):
                     marked = user_data.startswith(LAGLESS_MARK)
                     if self._plain_unmarked and not marked:
-                        self._plain.add(index)
+                        self._plain.add(cid)
                     else:
-                        self._connections[index] = Connection(
+                        self._connections[cid] = Connection(
                             config=self._connection_config,
                             now=now,
                             client_index=index,
+                            connection_id=cid,
                             is_client=False,
                         )
+                        self._touched.add(cid)
                     if marked:
                         stripped = user_data[len(LAGLESS_MARK) :] + bytes(len(LAGLESS_MARK))
                         event = dataclasses.replace(event, user_data=stripped)
                     self._events.append(event)
-                case PayloadReceived(client_index=index) if index in self._plain:
+                case PayloadReceived(connection_id=cid) if cid in self._plain:
                     self._events.append(event)
-                case PayloadReceived(client_index=index, payload=payload):
-                    connection = self._connections.get(index)
+                case PayloadReceived(connection_id=cid, payload=payload):
+                    connection = self._connections.get(cid)
                     if connection is not None:
                         connection.receive_payload(payload, now)
+                        self._touched.add(cid)
+                        self._drain(connection)
                         if connection.violation is not None:
                             self._events.append(
-                                ConnectionViolated(client_index=index, reason=connection.violation)
+                                ConnectionViolated(
+                                    client_index=connection.client_index,
+                                    connection_id=cid,
+                                    reason=connection.violation,
+                                )
                             )
-                            self.netcode.disconnect(index)
-                case ClientDisconnected(client_index=index):
-                    self._plain.discard(index)
-                    connection = self._connections.pop(index, None)
+                            self.netcode.disconnect(cid, ServerDisconnectReason.PROTOCOL_VIOLATION)
+                case ClientDisconnected(connection_id=cid):
+                    self._plain.discard(cid)
+                    connection = self._connections.pop(cid, None)
                     if connection is not None:
                         self._drain(connection)
+                        self._deadline.pop(cid, None)
                     self._events.append(event)
                 case _:
                     self._events.append(event)
             event = self.netcode.next_event()
-        self._drain_connections()
-
-    def _drain_connections(self) -> None:
-        for connection in self._connections.values():
-            self._drain(connection)
 
     def _drain(self, connection: Connection) -> None:
         event = connection.next_event()
