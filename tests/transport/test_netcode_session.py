@@ -192,7 +192,7 @@ def test_server_disconnect() -> None:
     assert client.statistics().dropped[DropReason.UNEXPECTED_IN_STATE] == 9
     assert not server.disconnect(1)  # gone: a no-op that says so
     assert not server.send_payload(1, b"late")
-    assert server.statistics().verbs_on_gone == 1
+    assert server.statistics().verbs_on_gone == 2
     with pytest.raises(LocalProtocolError, match="never issued"):
         server.disconnect(2)
 

@@ -49,6 +49,9 @@ class Client:
         self._connection: Connection | None = None
         self._events: deque[Event] = deque()
         self._now = 0.0
+        self._connections_made = 0
+        self.sends_after_end = 0
+        """Sends that found the connection already ended (no-ops, see `send`)."""
 
     # -- application verbs --------------------------------------------------------------------
 
@@ -89,23 +92,37 @@ class Client:
         )
         self._dispatch(now)
 
-    def send(self, channel: int, payload: bytes) -> int:
+    def send(self, channel: int, payload: bytes) -> int | None:
         """Queue ``payload`` on ``channel`` to the server; return the message id.
 
+        Returns:
+            The 16-bit message id, or None when the connection has ended (timed out, or the
+            server or this side disconnected): the application may not have popped the
+            ``Disconnected`` event yet, so this is a no-op, counted in `sends_after_end`.
+
         Raises:
-            LocalProtocolError: not connected, unknown channel, or `MessageTooLarge`.
+            LocalProtocolError: never connected yet, unknown channel, or `MessageTooLarge`;
+                `SendQueueFull` when the server acknowledged too little for a reliable channel.
 
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
         if self._connection is None:
+            if self._connections_made:
+                self.sends_after_end += 1
+                return None
             raise LocalProtocolError(f"send needs a connected client, state is {self.state.name}")
         return self._connection.send(channel, payload)
 
     def disconnect(self) -> None:
-        """Disconnect (redundant disconnect packets).
+        """Disconnect (redundant disconnect packets) after flushing what `send` queued.
 
-        Pump the object afterwards (see `lagless.io.drive.pump`).
+        Messages sent in the same frame go out first, once and best-effort (pacing allowing),
+        as with the netcode reference API, whose send leaves at once. Pump the object
+        afterwards (see `lagless.io.drive.pump`).
         """
+        if self._connection is not None:
+            for payload in self._connection.payloads_to_send(self._now):
+                self.netcode.send_payload(payload)
         self.netcode.disconnect()
         self._dispatch(self._now)
 
@@ -192,11 +209,13 @@ class Client:
         event = self.netcode.next_event()
         while event is not None:
             match event:
-                case Connected(client_index=index):
+                case Connected(client_index=index, connection_id=cid):
+                    self._connections_made += 1
                     self._connection = Connection(
                         config=self._connection_config,
                         now=now,
                         client_index=index,
+                        connection_id=cid,
                         is_client=True,
                     )
                     self._events.append(event)
@@ -207,6 +226,7 @@ class Client:
                             self._events.append(
                                 ConnectionViolated(
                                     client_index=self._connection.client_index,
+                                    connection_id=self._connection.connection_id,
                                     reason=self._connection.violation,
                                 )
                             )

@@ -329,6 +329,7 @@ class NetcodeServer(NetcodeEndpoint):
         """
         slot = self._live(connection_id)
         if slot is None:
+            self._counter.verbs_on_gone += 1
             return False
         for _ in range(self._config.num_disconnect_packets):
             self._send_to(slot, DisconnectPacket(sequence=slot.sequence), self._now)
