@@ -98,7 +98,8 @@ def test_late_echo_never_reaches_next_client() -> None:
     kinds = [type(e).__name__ for e in queued]
     assert kinds == ["MessageReceived", "ClientDisconnected", "ClientConnected"]
     message, left, joined_b = queued
-    assert isinstance(message, MessageReceived) and isinstance(joined_b, ClientConnected)
+    assert isinstance(message, MessageReceived)
+    assert isinstance(joined_b, ClientConnected)
     assert isinstance(left, ClientDisconnected)
     assert joined_b.client_index == joined_a.client_index == 0  # the slot was reused
     assert joined_b.connection_id != message.connection_id
@@ -118,7 +119,7 @@ def test_late_echo_never_reaches_next_client() -> None:
 
 def test_client_that_never_acks_is_dropped_alone() -> None:
     bench = Bench()
-    good, good_events = bench.client(1)
+    _good, good_events = bench.client(1)
     # a netcode client with the lagless mark: the server gives it a Connection, but it never
     # sends a payload, so nothing the server sends is ever acknowledged (keep-alives hold it)
     mute = NetcodeClient(config=NetcodeClientConfig(insecure=True))
@@ -144,8 +145,6 @@ def test_client_that_never_acks_is_dropped_alone() -> None:
         if i % 50 == 0:
             bench.server.flush()
             bench.run(0.05)
-    limit = server.connection_statistics(joined[1].connection_id)
-    assert limit is not None
     assert results[:1024] == [i % 65536 for i in range(1024)]
     assert results[1024:] == [None] * 76  # full at 1024 unacked: dropped, then gone
     bench.server.flush()
