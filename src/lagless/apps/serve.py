@@ -11,6 +11,7 @@ back to its sender unchanged on the same channel.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,9 +29,11 @@ from lagless.transport import (
     NetcodeServerConfig,
     PayloadReceived,
     Server,
+    ServerDisconnectReason,
 )
 
 STOP_POLL: Final = 0.1  # seconds between checks of the stop flag and the duration
+_log = logging.getLogger("lagless.apps")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,7 +98,36 @@ async def serve(
         if options.raw
         else Server(config=config, unix_time_offset=unix_offset, plain_unmarked=True)
     )
-    connected = messages = echoed = 0
+    counts = {"connected": 0, "messages": 0, "echoed": 0}
+
+    def handle(event: object) -> None:
+        match event:
+            case ClientConnected(connection_id=cid, client_id=client_id, address=addr):
+                counts["connected"] += 1
+                plain = isinstance(obj, Server) and cid in obj.plain_clients
+                kind = ", plain netcode" if plain else ""
+                where = f"{addr[0]}:{addr[1]}"
+                out(f"client {cid} connected from {where} (id {client_id}{kind})")
+            case ClientDisconnected(connection_id=cid, reason=reason):
+                out(f"client {cid} disconnected ({reason.name.lower()})")
+            case ConnectionViolated(connection_id=cid, reason=violation):
+                out(f"client {cid} violated the protocol ({violation.value}); closing")
+            case MessageReceived(connection_id=cid, channel=channel, payload=payload):
+                counts["messages"] += 1
+                out(f"client {cid} ch{channel}: {_show(payload)}")
+                if options.echo and isinstance(obj, Server):
+                    counts["echoed"] += obj.send(cid, channel, payload) is not None
+            case PayloadReceived(connection_id=cid, payload=payload):
+                counts["messages"] += 1
+                out(f"client {cid} payload: {_show(payload)}")
+                if options.echo:
+                    if isinstance(obj, NetcodeServer):
+                        counts["echoed"] += obj.send_payload(cid, payload)
+                    else:
+                        counts["echoed"] += obj.send_raw(cid, payload)
+            case _:
+                pass
+
     async with open_endpoint(obj, options.address) as endpoint:
         if ready is not None:
             ready(endpoint.address)
@@ -107,37 +139,18 @@ async def serve(
                 event = await endpoint.receive(timeout=max(0.0, remaining))
             except TimeoutError:
                 continue
-            match event:
-                case ClientConnected(connection_id=cid, client_id=client_id, address=addr):
-                    connected += 1
-                    plain = isinstance(obj, Server) and cid in obj.plain_clients
-                    kind = ", plain netcode" if plain else ""
-                    where = f"{addr[0]}:{addr[1]}"
-                    out(f"client {cid} connected from {where} (id {client_id}{kind})")
-                case ClientDisconnected(connection_id=cid, reason=reason):
-                    out(f"client {cid} disconnected ({reason.name.lower()})")
-                case ConnectionViolated(connection_id=cid, reason=violation):
-                    out(f"client {cid} violated the protocol ({violation.value}); closing")
-                case MessageReceived(connection_id=cid, channel=channel, payload=payload):
-                    messages += 1
-                    out(f"client {cid} ch{channel}: {_show(payload)}")
-                    if options.echo and isinstance(obj, Server):
-                        if obj.send(cid, channel, payload) is not None:
-                            echoed += 1
-                        endpoint.flush()
-                case PayloadReceived(connection_id=cid, payload=payload):
-                    messages += 1
-                    out(f"client {cid} payload: {_show(payload)}")
-                    if options.echo:
-                        if isinstance(obj, NetcodeServer):
-                            sent = obj.send_payload(cid, payload)
-                        else:
-                            sent = obj.send_raw(cid, payload)
-                        echoed += sent
-                        endpoint.flush()
-                case _:
-                    pass
-    return ServeSummary(connected=connected, messages=messages, echoed=echoed)
+            try:
+                handle(event)
+            except Exception:
+                # one client's event must never stop the server: log it, drop that client
+                cid = getattr(event, "connection_id", None)
+                _log.exception("serve: handling %s failed; dropping client %s", event, cid)
+                if cid is not None:
+                    obj.disconnect(cid, ServerDisconnectReason.APPLICATION_ERROR)
+            endpoint.flush()
+    return ServeSummary(
+        connected=counts["connected"], messages=counts["messages"], echoed=counts["echoed"]
+    )
 
 
 def _show(payload: bytes, limit: int = 60) -> str:
