@@ -177,13 +177,14 @@ def decode_control(data: bytes) -> Control:
     """Decode an untrusted control payload.
 
     Raises:
-        DecodeError: too long, malformed, or an unknown tag.
+        DecodeError: too long, malformed (invalid UTF-8 in a string included), or an unknown tag.
     """
     if len(data) > MAX_CONTROL_BYTES:
         raise DecodeError(f"control payload of {len(data)} bytes exceeds {MAX_CONTROL_BYTES}")
     try:
         message: Control = _DECODER.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError) as exc:
+        # msgspec raises UnicodeDecodeError, not its own DecodeError, for a str that is not UTF-8.
         raise DecodeError(f"malformed control message: {exc}") from None
     if isinstance(message, SetView) and (
         len(message.kappa) > MAX_CELLS
