@@ -1,15 +1,19 @@
 """Drivers: the only layer with sockets, asyncio, uvloop and real clocks (DESIGN.md "Layers").
 
 ``udp`` holds the non-blocking socket helpers (the ``add_reader`` drain loop of DESIGN.md "Speed
-rules"), ``endpoint`` the asyncio and poll front ends that drive any sans-I/O object on a real
-socket, ``sim`` the same over the simulator, ``proxy`` the real-UDP link conditioner behind
-``lagless proxy``, ``drive`` the shared pump.
+rules", ``run`` on uvloop when installed), ``endpoint`` the asyncio and poll front ends that drive
+any sans-I/O object on a real socket (pumped once per readiness batch, a bounded event queue with
+backpressure, no exception from the object stops them), ``serve`` a callback loop over an
+endpoint's events that survives a failing handler, ``sim`` the same over the simulator, ``proxy``
+the real-UDP link conditioner behind ``lagless proxy``, ``drive`` the shared pump.
 """
 
 from __future__ import annotations
 
 from lagless.io.drive import pump as pump
+from lagless.io.endpoint import DEFAULT_MAX_EVENTS as DEFAULT_MAX_EVENTS
 from lagless.io.endpoint import AsyncEndpoint as AsyncEndpoint
+from lagless.io.endpoint import EndpointStatistics as EndpointStatistics
 from lagless.io.endpoint import PollEndpoint as PollEndpoint
 from lagless.io.endpoint import open_endpoint as open_endpoint
 from lagless.io.proxy import DirectionStats as DirectionStats
@@ -20,21 +24,27 @@ from lagless.io.proxy import ProxyStats as ProxyStats
 from lagless.io.proxy import build_proxy_config as build_proxy_config
 from lagless.io.proxy import overrides_from_flags as overrides_from_flags
 from lagless.io.proxy import run_proxy as run_proxy
+from lagless.io.serve import ServeStatistics as ServeStatistics
+from lagless.io.serve import serve_events as serve_events
 from lagless.io.sim import SimEndpoint as SimEndpoint
 from lagless.io.udp import add_datagram_reader as add_datagram_reader
 from lagless.io.udp import format_hostport as format_hostport
 from lagless.io.udp import install_uvloop as install_uvloop
 from lagless.io.udp import open_udp_socket as open_udp_socket
 from lagless.io.udp import parse_hostport as parse_hostport
+from lagless.io.udp import run as run
 
 __all__ = [
+    "DEFAULT_MAX_EVENTS",
     "AsyncEndpoint",
     "DirectionStats",
+    "EndpointStatistics",
     "LinkOverrides",
     "PollEndpoint",
     "Proxy",
     "ProxyConfig",
     "ProxyStats",
+    "ServeStatistics",
     "SimEndpoint",
     "add_datagram_reader",
     "build_proxy_config",
@@ -45,5 +55,7 @@ __all__ = [
     "overrides_from_flags",
     "parse_hostport",
     "pump",
+    "run",
     "run_proxy",
+    "serve_events",
 ]

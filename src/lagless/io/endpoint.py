@@ -1,51 +1,117 @@
 """Real-UDP front ends for any sans-I/O object: an asyncio API and a poll API for game loops.
 
 Implements DESIGN.md "The sans-I/O contract" (a driver owns the socket and the clock and pumps
-the state machine) and its speed rule for the receive path (``loop.add_reader`` draining
-``recvfrom_into`` until ``BlockingIOError``; uvloop when installed, see `udp.install_uvloop`).
+the state machine) and its speed rules for the receive path: ``loop.add_reader`` draining
+``recvfrom_into`` until ``BlockingIOError`` (uvloop when installed, see `udp.run` and
+`udp.install_uvloop`), and *pump once per readiness batch*: a wake-up feeds every datagram it
+drained (at most ``DRAIN_BATCH``) to the object, then pumps it once.
 
 * `AsyncEndpoint` — ``async with open_endpoint(obj, "127.0.0.1:40000") as ep:`` then
-  ``event = await ep.receive()``; ``ep.call(lambda obj: obj.send(...))`` runs an application
-  verb and pumps. One ``loop.call_at`` timer follows ``obj.next_timer()``.
+  ``event = await ep.receive()`` or ``events = await ep.receive_batch()``;
+  ``ep.call(lambda obj: obj.send(...))`` runs an application verb and pumps. One ``loop.call_at``
+  timer follows ``obj.next_timer()``.
 * `PollEndpoint` — for pygame-style loops: ``events = ep.pump()`` once per frame drains the
-  socket, runs due timers, flushes datagrams and returns the events, never blocking.
+  socket, runs due timers, flushes datagrams and returns the events, never blocking;
+  ``ep.wait(timeout)`` sleeps in ``select`` until a datagram arrives or the object's next
+  deadline, whichever is first.
 
 The endpoints know protocol objects only through `lagless._types.SansIO` (the io layer sits
 below transport; see docs/design.md), so they drive a `lagless.transport.Server`, a ``Client``,
 a raw netcode server or a gossip peer alike. Time is ``loop.time()`` (asyncio) or
 ``time.monotonic()`` (poll): both monotonic seconds.
+
+Policies:
+    * **Backpressure, not loss.** `AsyncEndpoint` queues at most ``max_events`` events (default
+      `DEFAULT_MAX_EVENTS`). When the queue is full it stops reading the socket (removes its
+      reader) and counts a pause; when the application has taken events so that at most
+      ``resume_events`` (default a quarter of ``max_events``) remain, it reads again. While
+      paused the kernel's receive buffer fills and then drops datagrams, so reliable channels
+      resend them later and nothing the object already accepted is lost; timers keep running, so
+      keep-alives, resends and timeouts go on. A wake-up reads no more datagrams than there is
+      room for, but one datagram can yield several events and timers and the application's own
+      calls still queue theirs, so the bound is soft by that much
+      (``test_endpoint_robustness.py::test_full_queue_pauses_reading_and_loses_nothing``). An
+      application that never reads events must pass ``max_events=None`` (unbounded).
+    * **No exception stops the driver.** An exception from the object (``receive_datagram``,
+      ``handle_timer``, ``datagrams_to_send``, ``next_timer``, ``next_event``) inside a loop
+      callback or a poll is caught, counted in ``errors`` and logged at ERROR with its traceback
+      on the ``lagless.io`` logger (the first `LOGGED_ERRORS`, then every `ERROR_LOG_EVERY`-th, so
+      a datagram that triggers a bug cannot flood the log). The rest of the batch is still fed,
+      the socket is still read and the timer is always re-armed; a timer or pump that raised is
+      retried after `ERROR_RETRY` seconds rather than at once, so a deadline that stays due
+      cannot spin the loop (``test_endpoint_robustness.py::test_raising_timer_is_rearmed``).
+      Exceptions from the application's own ``fn`` in `call` propagate to the caller, after the
+      object is pumped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
+import selectors
 import socket
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Final, Generic, TypeVar
 
 from lagless._types import Address, SansIO
-from lagless.errors import LocalProtocolError
+from lagless.errors import ConfigError, LocalProtocolError
 from lagless.io.drive import pump
-from lagless.io.udp import MAX_DATAGRAM, add_datagram_reader, drain, open_udp_socket
+from lagless.io.udp import DRAIN_BATCH, MAX_DATAGRAM, drain, format_hostport, open_udp_socket
 
 T = TypeVar("T", bound=SansIO)
 R = TypeVar("R")
 
 POLL_BATCH: Final = 1024  # datagrams drained per PollEndpoint.pump() call at most
+DEFAULT_MAX_EVENTS: Final = 4096  # events an AsyncEndpoint queues before it stops reading
+LOGGED_ERRORS: Final = 10  # errors per endpoint logged with a traceback before thinning out
+ERROR_LOG_EVERY: Final = 1000  # after LOGGED_ERRORS, log only every this-many-th error
+ERROR_RETRY: Final = 0.01  # seconds before a timer or pump that raised is tried again
+
+_log = logging.getLogger("lagless.io")
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointStatistics:
+    """Counters of one endpoint since it was opened."""
+
+    datagrams_received: int
+    """Datagrams read from the socket and handed to the object."""
+    pumps: int
+    """Times the object was pumped (datagrams sent, deadline read, events collected)."""
+    errors: int
+    """Exceptions raised by the object and caught by the driver."""
+    send_errors: int
+    """Datagrams the socket refused to send (full buffer, ICMP error): lost, as UDP allows."""
+    pauses: int
+    """Times an `AsyncEndpoint` stopped reading because its event queue was full (0 for poll)."""
+    queued_events: int
+    """Events waiting for the application right now."""
 
 
 class _Driver(Generic[T]):
-    """What both front ends share: feed datagrams and timers to the object, send its output."""
+    """What both front ends share: feed datagrams and timers to the object, send its output.
+
+    No method lets an exception from the object escape; see the module docstring.
+    """
 
     def __init__(self, obj: T, sock: socket.socket, clock: Callable[[], float]) -> None:
         self.obj = obj
         self.sock = sock
         self._clock = clock
+        self._buffer = bytearray(MAX_DATAGRAM)
+        self._name = format_hostport(self.address)
         self.events: deque[object] = deque()
-        self.deadline: float | None = None
+        self.due: float | None = None  # the object's next deadline (s), as it last said
+        self.wake_at: float | None = None  # when the driver must next call on_timer (s)
+        self._retry = False  # an input since the last pump raised: do not re-fire at once
+        self.datagrams = 0
+        self.pumps = 0
+        self.errors = 0
         self.send_errors = 0
 
     @property
@@ -58,29 +124,85 @@ class _Driver(Generic[T]):
         """The driver's clock, seconds."""
         return self._clock()
 
-    def on_datagram(self, data: bytes, addr: Address) -> None:
-        self.obj.receive_datagram(data, addr, self._clock())
-        self.flush()
+    def receive(self, limit: int) -> int:
+        """Feed up to ``limit`` waiting datagrams to the object without pumping; return how many."""
+        before = self.datagrams
+        try:
+            drain(self.sock, self._buffer, self._feed, limit)
+        except OSError:
+            self.error("reading the socket")
+        return self.datagrams - before
 
     def on_timer(self) -> None:
+        """Run the object's timer if it is due, then pump."""
         now = self._clock()
-        if self.deadline is not None and now >= self.deadline:
-            self.obj.handle_timer(now)
+        if self.due is not None and now >= self.due:
+            try:
+                self.obj.handle_timer(now)
+            except Exception:
+                self.error("handle_timer")
+                self._retry = True
         self.flush()
+
+    def flush(self) -> None:
+        """Pump the object: send its datagrams, read its deadline, queue its events."""
+        now = self._clock()
+        self.pumps += 1
+        try:
+            due = pump(self.obj, now, self._send)
+        except Exception:
+            self.error("pumping")
+            self._retry = True
+            due = self._next_timer_after_error()
+        try:
+            event = self.obj.next_event()
+            while event is not None:
+                self.events.append(event)
+                event = self.obj.next_event()
+        except Exception:
+            self.error("next_event")
+        self.due = due
+        if self._retry and (due is None or due <= now):
+            self.wake_at = now + ERROR_RETRY
+        else:
+            self.wake_at = due
+        self._retry = False
+
+    def error(self, where: str) -> None:
+        """Count the exception being handled and log it (call only inside ``except``)."""
+        self.errors += 1
+        count = self.errors
+        if count <= LOGGED_ERRORS or count % ERROR_LOG_EVERY == 0:
+            _log.error(
+                "endpoint %s: %s raised (error %d; the first %d are logged, then every %d-th)",
+                self._name,
+                where,
+                count,
+                LOGGED_ERRORS,
+                ERROR_LOG_EVERY,
+                exc_info=True,
+            )
+
+    def _feed(self, data: bytes, addr: Address) -> None:
+        self.datagrams += 1
+        try:
+            self.obj.receive_datagram(data, addr, self._clock())
+        except Exception:
+            self.error("receive_datagram")
+
+    def _next_timer_after_error(self) -> float | None:
+        try:
+            return self.obj.next_timer()
+        except Exception:
+            self.error("next_timer")
+            return None
 
     def _send(self, data: bytes, addr: Address) -> None:
         try:
             self.sock.sendto(data, addr)
-        except (BlockingIOError, OSError):
+        except OSError:
             # UDP gives no delivery promise: a full buffer or an ICMP error is a lost datagram
             self.send_errors += 1
-
-    def flush(self) -> None:
-        self.deadline = pump(self.obj, self._clock(), self._send)
-        event = self.obj.next_event()
-        while event is not None:
-            self.events.append(event)
-            event = self.obj.next_event()
 
 
 class _FrontEnd(Generic[T]):
@@ -98,36 +220,105 @@ class _FrontEnd(Generic[T]):
         """The local address the socket is bound to (port 0 resolved)."""
         return self._driver.address
 
+    @property
+    def errors(self) -> int:
+        """Exceptions raised by the object and caught (logged, counted) by the driver."""
+        return self._driver.errors
+
     def now(self) -> float:
         """The driver's clock, seconds (the ``now`` the object sees)."""
         return self._driver.now()
 
     def call(self, fn: Callable[[T], R]) -> R:
-        """Run ``fn(obj)`` now (an application verb such as ``send``), pump, return its result."""
-        result = fn(self._driver.obj)
-        self.flush()
-        return result
+        """Run ``fn(obj)`` now (an application verb such as ``send``), pump, return its result.
+
+        Raises:
+            Exception: whatever ``fn`` raised; the object is pumped first all the same.
+        """
+        try:
+            return fn(self._driver.obj)
+        finally:
+            self.flush()
 
     def flush(self) -> None:
         """Pump the object now: after calling its verbs directly (``ep.obj.send(...)``)."""
         self._driver.flush()
+
+    def statistics(self) -> EndpointStatistics:
+        """Return the endpoint's counters (see `EndpointStatistics`)."""
+        driver = self._driver
+        return EndpointStatistics(
+            datagrams_received=driver.datagrams,
+            pumps=driver.pumps,
+            errors=driver.errors,
+            send_errors=driver.send_errors,
+            pauses=self._pauses(),
+            queued_events=len(driver.events),
+        )
+
+    def _pauses(self) -> int:
+        return 0
 
 
 class AsyncEndpoint(_FrontEnd[T]):
     """Drive ``obj`` on a real UDP socket inside a running asyncio (or uvloop) event loop.
 
     Use `open_endpoint` to make one. All methods must be called from the loop's thread.
+
+    Args:
+        obj: any sans-I/O protocol object.
+        sock: a bound, non-blocking UDP socket; the endpoint closes it.
+        loop: the running event loop.
+        max_events: events queued before the endpoint stops reading the socket
+            (backpressure, see the module docstring); ``None`` queues without bound.
+        resume_events: the queue length at or below which reading resumes; default
+            ``max_events // 4``.
+
+    Raises:
+        ConfigError: ``max_events`` < 1 or ``resume_events`` outside [0, ``max_events``).
     """
 
-    def __init__(self, obj: T, sock: socket.socket, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        obj: T,
+        sock: socket.socket,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        max_events: int | None = DEFAULT_MAX_EVENTS,
+        resume_events: int | None = None,
+    ) -> None:
+        if max_events is not None and max_events < 1:
+            raise ConfigError(f"max_events must be >= 1 or None, got {max_events}")
+        if resume_events is None:
+            resume_events = 0 if max_events is None else max_events // 4
+        if max_events is not None and not 0 <= resume_events < max_events:
+            raise ConfigError(
+                f"resume_events must be in [0, max_events={max_events}), got {resume_events}"
+            )
         self._loop = loop
         self._driver = _Driver(obj, sock, loop.time)
+        self._max_events = max_events
+        self._resume_events = resume_events
         self._wakeup = asyncio.Event()
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
-        self._remove_reader = add_datagram_reader(loop, sock, self._on_datagram)
+        self._fd = sock.fileno()
+        self._reading = False
+        self._paused = False
+        self._pause_count = 0
         self._closed = False
-        self._after_input()
+        self._start_reading()
+        self.flush()
+
+    @property
+    def pauses(self) -> int:
+        """Times the endpoint stopped reading the socket because its event queue was full."""
+        return self._pause_count
+
+    @property
+    def paused(self) -> bool:
+        """Whether the endpoint is not reading the socket right now (queue full)."""
+        return self._paused
 
     def flush(self) -> None:
         """Pump the object now: after calling its verbs directly (``ep.obj.send(...)``)."""
@@ -137,36 +328,67 @@ class AsyncEndpoint(_FrontEnd[T]):
     def receive_nowait(self) -> object | None:
         """Return the next event if one is waiting, else None."""
         events = self._driver.events
-        return events.popleft() if events else None
+        if not events:
+            return None
+        event = events.popleft()
+        if self._paused:
+            self._maybe_resume()
+        return event
 
     async def receive(self, timeout: float | None = None) -> object:
         """Wait for the next event from the object.
 
+        Args:
+            timeout: the most seconds to wait; ``None`` waits for ever.
+
         Raises:
             TimeoutError: nothing arrived within ``timeout`` seconds.
-            LocalProtocolError: the endpoint is closed.
+            LocalProtocolError: the endpoint is closed and no event is left.
         """
-        async with asyncio.timeout(timeout):
-            while True:
-                if self._closed:
-                    raise LocalProtocolError("receive on a closed endpoint")
-                event = self.receive_nowait()
-                if event is not None:
-                    return event
-                self._wakeup.clear()
-                await self._wakeup.wait()
+        event = self.receive_nowait()
+        if event is not None:
+            return event
+        return await self._until(self.receive_nowait, timeout)
+
+    async def receive_batch(
+        self, max_events: int | None = None, timeout: float | None = None
+    ) -> list[object]:
+        """Wait until at least one event is queued, then return all queued events in order.
+
+        Args:
+            max_events: return at most this many (the rest stay queued); ``None`` for all.
+            timeout: the most seconds to wait; ``None`` waits for ever.
+
+        Returns:
+            One or more events, oldest first.
+
+        Raises:
+            TimeoutError: nothing arrived within ``timeout`` seconds.
+            LocalProtocolError: the endpoint is closed and no event is left, or ``max_events``
+                is below 1.
+        """
+        if max_events is not None and max_events < 1:
+            raise LocalProtocolError(f"max_events must be >= 1 or None, got {max_events}")
+        batch = self._take_batch(max_events)
+        if batch is not None:
+            return batch
+        return await self._until(lambda: self._take_batch(max_events), timeout)
 
     async def wait_for(self, kind: type[R], timeout: float | None = None) -> R:
         """Wait for the next event of type ``kind``, discarding others before it.
 
+        Args:
+            kind: the event class to wait for.
+            timeout: the most seconds to wait; ``None`` waits for ever.
+
         Raises:
             TimeoutError: none arrived within ``timeout`` seconds.
+            LocalProtocolError: the endpoint is closed and no such event is left.
         """
-        async with asyncio.timeout(timeout):
-            while True:
-                event = await self.receive()
-                if isinstance(event, kind):
-                    return event
+        event = self._take_kind(kind)
+        if event is not None:
+            return event
+        return await self._until(lambda: self._take_kind(kind), timeout)
 
     async def sleep(self, seconds: float) -> None:
         """Let the loop run (and the object be pumped) for ``seconds``."""
@@ -177,9 +399,10 @@ class AsyncEndpoint(_FrontEnd[T]):
         if self._closed:
             return
         self._closed = True
-        self._remove_reader()
+        self._stop_reading()
         if self._timer is not None:
             self._timer.cancel()
+            self._timer = None
         self._driver.sock.close()
         self._wakeup.set()
 
@@ -196,45 +419,167 @@ class AsyncEndpoint(_FrontEnd[T]):
         """Close the endpoint."""
         self.close()
 
-    def _on_datagram(self, data: bytes, addr: Address) -> None:
-        self._driver.on_datagram(data, addr)
-        self._after_input()
+    def _pauses(self) -> int:
+        return self._pause_count
+
+    async def _until(self, take: Callable[[], R | None], timeout: float | None) -> R:
+        # the fast path (an event already queued) is the caller's; this is the waiting path only
+        if timeout is None:
+            return await self._block(take)
+        async with asyncio.timeout(timeout):
+            return await self._block(take)
+
+    async def _block(self, take: Callable[[], R | None]) -> R:
+        while True:
+            if self._closed:
+                raise LocalProtocolError("receive on a closed endpoint")
+            self._wakeup.clear()
+            await self._wakeup.wait()
+            result = take()
+            if result is not None:
+                return result
+
+    def _take_batch(self, limit: int | None) -> list[object] | None:
+        events = self._driver.events
+        if not events:
+            return None
+        if limit is None or limit >= len(events):
+            batch = list(events)
+            events.clear()
+        else:
+            batch = [events.popleft() for _ in range(limit)]
+        if self._paused:
+            self._maybe_resume()
+        return batch
+
+    def _take_kind(self, kind: type[R]) -> R | None:
+        events = self._driver.events
+        found: R | None = None
+        while events:
+            event = events.popleft()
+            if isinstance(event, kind):
+                found = event
+                break
+        if self._paused:
+            self._maybe_resume()
+        return found
+
+    def _on_readable(self) -> None:
+        driver = self._driver
+        limit = DRAIN_BATCH
+        if self._max_events is not None:
+            limit = min(limit, self._max_events - len(driver.events))
+        try:
+            if limit > 0 and driver.receive(limit):
+                driver.flush()
+        finally:
+            self._after_input()
 
     def _on_timer(self) -> None:
         self._timer = None
         self._timer_at = None
-        self._driver.on_timer()
-        self._after_input()
+        try:
+            self._driver.on_timer()
+        finally:
+            self._after_input()
 
     def _after_input(self) -> None:
-        if self._driver.events:
+        events = self._driver.events
+        if events:
             self._wakeup.set()
-        deadline = self._driver.deadline
-        if deadline == self._timer_at or self._closed:
+            if (
+                self._max_events is not None
+                and not self._paused
+                and len(events) >= self._max_events
+            ):
+                self._pause()
+        wake_at = self._driver.wake_at
+        if wake_at == self._timer_at or self._closed:
             return
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self._timer_at = deadline
-        if deadline is not None:
-            self._timer = self._loop.call_at(deadline, self._on_timer)
+        self._timer_at = wake_at
+        if wake_at is not None:
+            self._timer = self._loop.call_at(wake_at, self._on_timer)
+
+    def _pause(self) -> None:
+        self._paused = True
+        self._pause_count += 1
+        self._stop_reading()
+        log = _log.warning if self._pause_count == 1 else _log.debug
+        log(
+            "endpoint %s: %d events queued, not reading the socket until at most %d are left",
+            self._driver._name,
+            len(self._driver.events),
+            self._resume_events,
+        )
+
+    def _maybe_resume(self) -> None:
+        if len(self._driver.events) <= self._resume_events and not self._closed:
+            self._paused = False
+            self._start_reading()
+
+    def _start_reading(self) -> None:
+        if not self._reading:
+            self._loop.add_reader(self._fd, self._on_readable)
+            self._reading = True
+
+    def _stop_reading(self) -> None:
+        if self._reading:
+            self._loop.remove_reader(self._fd)
+            self._reading = False
 
 
-def open_endpoint(obj: T, local: Address | str = "127.0.0.1:0") -> AsyncEndpoint[T]:
+def open_endpoint(
+    obj: T,
+    local: Address | str = "127.0.0.1:0",
+    *,
+    max_events: int | None = DEFAULT_MAX_EVENTS,
+    resume_events: int | None = None,
+) -> AsyncEndpoint[T]:
     """Bind a UDP socket at ``local`` and drive ``obj`` on it in the running event loop.
+
+    The endpoint runs on whatever loop is running: start the program with `lagless.io.run`
+    (or call `install_uvloop` before ``asyncio.run``) to get uvloop when it is installed.
 
     Args:
         obj: any sans-I/O protocol object (server, client, peer).
         local: ``"host:port"`` or ``(host, port)``; port 0 picks a free port.
+        max_events: events queued before the endpoint stops reading (backpressure, see the
+            module docstring); ``None`` queues without bound.
+        resume_events: queue length at or below which reading resumes; default a quarter of
+            ``max_events``.
 
     Returns:
         The endpoint; use it as ``async with open_endpoint(...) as ep:``.
 
     Raises:
-        ConfigError: the address is malformed or cannot be bound.
+        ConfigError: the address is malformed or cannot be bound, or the queue bounds are bad.
     """
+    loop = asyncio.get_running_loop()
+    _hint_uvloop(loop)
     sock = open_udp_socket(local, field="local")
-    return AsyncEndpoint(obj, sock, asyncio.get_running_loop())
+    try:
+        return AsyncEndpoint(obj, sock, loop, max_events=max_events, resume_events=resume_events)
+    except BaseException:
+        sock.close()
+        raise
+
+
+def _hint_uvloop(loop: asyncio.AbstractEventLoop) -> None:
+    """Say once (INFO) when uvloop is installed but the running loop is asyncio's own."""
+    if not type(loop).__module__.startswith("uvloop"):
+        _hint_uvloop_once()
+
+
+@functools.cache
+def _hint_uvloop_once() -> None:
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return
+    _log.info("uvloop is installed but not running; start with lagless.io.run() to use it")
 
 
 class PollEndpoint(_FrontEnd[T]):
@@ -243,7 +588,8 @@ class PollEndpoint(_FrontEnd[T]):
     Args:
         obj: any sans-I/O protocol object.
         local: ``"host:port"`` or ``(host, port)`` to bind; port 0 picks a free port.
-        clock: monotonic clock in seconds (``time.monotonic`` by default).
+        clock: monotonic clock in seconds (``time.monotonic`` by default); `wait` assumes it
+            runs at the rate of real time.
     """
 
     def __init__(
@@ -253,22 +599,69 @@ class PollEndpoint(_FrontEnd[T]):
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._driver = _Driver(obj, open_udp_socket(local, field="local"), clock)
-        self._buffer = bytearray(MAX_DATAGRAM)
+        sock = open_udp_socket(local, field="local")
+        self._driver = _Driver(obj, sock, clock)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(sock, selectors.EVENT_READ)
+        self._closed = False
         self._driver.flush()
+
+    @property
+    def next_deadline(self) -> float | None:
+        """When (clock seconds) `pump` must next be called for the object's timers, or None."""
+        return self._driver.wake_at
 
     def pump(self) -> list[object]:
         """Drain the socket, run due timers, send what is queued; return the new events.
 
-        Never blocks. Call it once per frame.
+        Never blocks. Call it once per frame: it pumps the object once for all the datagrams it
+        read (at most ``POLL_BATCH``) and the timer together.
         """
         driver = self._driver
-        drain(driver.sock, self._buffer, driver.on_datagram, POLL_BATCH)
+        driver.receive(POLL_BATCH)
         driver.on_timer()
         events = list(driver.events)
         driver.events.clear()
         return events
 
+    def wait(self, timeout: float | None = None) -> bool:
+        """Sleep until a datagram is waiting, the object's next deadline, or ``timeout`` s pass.
+
+        Lets a game loop sleep between frames without missing a deadline or adding the latency
+        of a fixed sleep; call `pump` after it returns. Does not pump.
+
+        Args:
+            timeout: the most seconds to sleep; ``None`` sleeps until a datagram or the
+                deadline (for ever if the object has none); 0 only polls.
+
+        Returns:
+            ``True`` if a datagram is waiting to be read, ``False`` if time ran out.
+        """
+        wake_at = self._driver.wake_at
+        if wake_at is not None:
+            until = max(0.0, wake_at - self._driver.now())
+            timeout = until if timeout is None else min(timeout, until)
+        if timeout is not None:
+            timeout = max(0.0, timeout)
+        return bool(self._selector.select(timeout))
+
     def close(self) -> None:
-        """Close the socket."""
+        """Close the socket (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._selector.close()
         self._driver.sock.close()
+
+    def __enter__(self) -> PollEndpoint[T]:
+        """Return the endpoint itself."""
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the endpoint."""
+        self.close()

@@ -3,7 +3,8 @@
 Implements DESIGN.md "Speed rules" (receive path): a socket is registered with ``loop.add_reader``
 and, on each readiness callback, drained with ``recvfrom_into`` into one reused buffer until
 ``BlockingIOError``. The stock ``DatagramProtocol`` (one callback per datagram, a fresh 256 KiB read
-buffer each time) is never used. uvloop is used when it is installed and is never required.
+buffer each time) is never used. uvloop is used when it is installed and is never required: `run`
+runs a program on it (like ``asyncio.run``) and `install_uvloop` makes it the global default.
 
 Decisions:
     * ``"host:port"`` splits at the last colon; an IPv6 host must be bracketed (``"[::1]:9000"``)
@@ -24,14 +25,16 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from collections.abc import Callable
-from typing import Final
+from collections.abc import Callable, Coroutine
+from typing import Any, Final, TypeVar
 
 from lagless._types import Address
 from lagless.errors import ConfigError
 
 MAX_DATAGRAM: Final = 65535  # bytes: the largest UDP payload a recv can return
 DRAIN_BATCH: Final = 256  # datagrams read per readiness callback before yielding to the loop
+
+R = TypeVar("R")
 
 DatagramHandler = Callable[[bytes, Address], None]
 """Called once per received datagram with its bytes and the sender's ``(host, port)``."""
@@ -242,3 +245,23 @@ def install_uvloop() -> bool:
         return False
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     return True
+
+
+def run(main: Coroutine[Any, Any, R], *, debug: bool | None = None) -> R:
+    """Run ``main`` like ``asyncio.run``, on a uvloop loop if uvloop is installed.
+
+    Unlike `install_uvloop` it leaves the global event-loop policy alone.
+
+    Args:
+        main: the program's top-level coroutine.
+        debug: asyncio debug mode; ``None`` keeps the default.
+
+    Returns:
+        What ``main`` returned.
+    """
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main, debug=debug)
+    with asyncio.Runner(debug=debug, loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(main)
