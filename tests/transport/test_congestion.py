@@ -121,7 +121,7 @@ def test_starts_good_and_drops_on_bad_measure() -> None:
 
 
 def test_rate_grows_only_while_held_back() -> None:
-    cc = CongestionController(now=T0, config=CongestionConfig(rate_increase=5.0))
+    cc = CongestionController(now=T0, config=CongestionConfig(rate_increase=5.0, slow_start=False))
     feed(cc, GOOD, T0, T0 + 2.0)  # 40 round trips, never held back: a game tick
     assert cc.send_rate == 30.0
     t = T0 + 2.0
@@ -154,3 +154,51 @@ def test_one_decrease_per_loss_event() -> None:
     for k in range(10):
         cc.on_loss(T0 + 2.0 + k, T0 + 2.0 + k)
     assert cc.send_rate == 10.0  # floor: the bad rate
+
+
+def test_slow_start_doubles_until_the_first_loss() -> None:
+    cc = CongestionController(now=T0, config=CongestionConfig(good_send_rate=100.0))
+    assert cc.slow_start
+    t = T0
+    for _ in range(5):  # five held-back round trips of 50 ms
+        cc.on_held_back()
+        t += 0.06
+        cc.on_statistics(*GOOD, t)
+    assert cc.send_rate == pytest.approx(3200.0)
+    cc.on_loss(t - 0.01, t)
+    assert cc.send_rate == pytest.approx(1600.0)
+    assert not cc.slow_start
+    cc.on_held_back()
+    cc.on_statistics(*GOOD, t + 0.06)
+    assert cc.send_rate == pytest.approx(1700.0)  # a sixteenth of the rate, not a doubling
+    for _ in range(200):
+        cc.on_held_back()
+        t += 0.06
+        cc.on_statistics(*GOOD, t)
+    assert cc.send_rate == 50_000.0  # the ceiling
+
+
+def test_peer_backlog_is_not_congestion() -> None:
+    cc = CongestionController(now=T0, config=CongestionConfig(good_send_rate=100.0))
+    # a busy peer: smoothed RTT far above the 250 ms threshold, the path's minimum 1 ms
+    for k in range(50):
+        cc.on_held_back()
+        cc.on_statistics(0.4, 0.0, T0 + 0.1 * k, rtt_min=0.001)
+    assert cc.mode is CongestionMode.GOOD
+    assert cc.send_rate == 100.0  # a queue is building: no growth either
+    cc.on_statistics(0.4, 0.0, T0 + 6.0, rtt_min=0.3)  # the path itself is slow
+    assert cc.mode is CongestionMode.BAD
+
+
+def test_spurious_loss_undoes_its_decrease() -> None:
+    cc = CongestionController(now=T0, config=CongestionConfig(good_send_rate=400.0))
+    cc.on_loss(T0 + 0.5, T0 + 1.0, sequence=7)
+    assert cc.send_rate == 200.0
+    assert not cc.slow_start
+    cc.on_spurious_loss(8)  # not the packet that caused the decrease
+    assert cc.send_rate == 200.0
+    cc.on_spurious_loss(7)
+    assert cc.send_rate == 400.0
+    assert cc.slow_start
+    cc.on_spurious_loss(7)  # once only
+    assert cc.send_rate == 400.0

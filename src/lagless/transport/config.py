@@ -275,7 +275,9 @@ class CongestionConfig:
     bad_send_rate: float = 10.0
     """Packets per second while the link is bad (Hz); Gaffer's 10 packets per second."""
     rtt_threshold: float = 0.25
-    """Smoothed RTT above which the link is bad (seconds); Gaffer's 250 ms."""
+    """Base round-trip time (the windowed minimum) above which the link is bad (seconds);
+    Gaffer's 250 ms, applied to the minimum rather than the smoothed RTT so that queueing (at a
+    bottleneck or in the peer's own backlog) does not count (``lagless.transport.congestion``)."""
     loss_threshold: float = 0.1
     """Packet loss fraction above which the link is bad; spec 004 §2.3.4 names loss as a signal
     but gives no number, 10 % is lagless's choice."""
@@ -294,20 +296,25 @@ class CongestionConfig:
     """Mode of a new connection. GOOD, unlike Gaffer's BAD start: a connection must not spend its
     first ``initial_penalty`` seconds at ``bad_send_rate`` before any measurement, and a bad RTT or
     loss still drops it to BAD as soon as it is measured (see ``lagless.transport.congestion``)."""
-    max_send_rate: float = 2000.0
-    """Ceiling of the AIMD send rate in good mode (packets per second)."""
+    max_send_rate: float = 50_000.0
+    """Ceiling of the send rate in good mode (packets per second): far above any game tick, so on
+    a fast path the CPU, not pacing, is the limit."""
     rate_increase: float = 8.0
-    """Additive increase of the send rate per round trip while the sender is held back by pacing
-    (packets per second per RTT)."""
+    """Least increase of the send rate per round trip while the sender is held back by pacing
+    after slow start (packets per second per RTT); the increase is ``max(rate_increase,
+    rate / 16)`` (see ``lagless.transport.congestion``)."""
     decrease_factor: float = 0.5
     """Multiplicative decrease of the send rate on a loss event (TCP's one half), in (0, 1)."""
+    slow_start: bool = True
+    """Double the rate once per held-back round trip until the first loss event (RFC 5681 §3.1
+    slow start, applied to a packet rate); ``False`` starts in additive increase."""
 
     def __post_init__(self) -> None:
         """Validate field ranges; raise ``ConfigError`` naming the field."""
         _check(
-            0.0 < self.bad_send_rate <= self.good_send_rate <= 1000.0,
+            0.0 < self.bad_send_rate <= self.good_send_rate <= 100_000.0,
             "good_send_rate and bad_send_rate must satisfy 0 < bad_send_rate <= good_send_rate "
-            f"<= 1000 Hz, got {self.good_send_rate} and {self.bad_send_rate}",
+            f"<= 100000 Hz, got {self.good_send_rate} and {self.bad_send_rate}",
         )
         _check(
             0.0 < self.rtt_threshold <= 60.0,
@@ -329,8 +336,8 @@ class CongestionConfig:
             f"initial_mode must be CongestionMode.GOOD or .BAD, got {self.initial_mode!r}",
         )
         _check(
-            self.good_send_rate <= self.max_send_rate <= 100_000.0,
-            f"max_send_rate must be in [good_send_rate, 100000] Hz, got {self.max_send_rate}",
+            self.good_send_rate <= self.max_send_rate <= 1_000_000.0,
+            f"max_send_rate must be in [good_send_rate, 1000000] Hz, got {self.max_send_rate}",
         )
         _check(
             0.0 <= self.rate_increase <= 10_000.0,

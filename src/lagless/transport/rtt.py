@@ -13,6 +13,9 @@ Decisions on ambiguities:
   ``rttvar``, the smoothed mean deviation (``test_rtt.py::test_rfc6298_known_sequence``).
 * ``rtt_min`` and ``rtt_max`` cover the last ``minmax_window`` samples, not the connection's
   lifetime, so one old spike does not stick forever (``test_rtt.py::test_min_max_window_slides``).
+  They are kept in monotonic deques (each sample enters and leaves each deque once), so a sample
+  and a read are amortised O(1), not a scan of the window: the connection reads ``rtt_min`` on
+  every acknowledgement.
 * Negative or non-finite RTT samples are ignored and counted in ``RttEstimator.rejected``
   (``test_rtt.py::test_bad_samples_ignored``).
 * Loss is the fraction of lost packets among the last ``window`` resolved packets (acked or lost),
@@ -79,7 +82,7 @@ class RttEstimator:
     Implements the RFC 6298 §2 estimator (see the module docstring for why not spec 004's).
     """
 
-    __slots__ = ("_config", "_recent", "_rttvar", "_srtt", "rejected", "samples")
+    __slots__ = ("_config", "_maxima", "_minima", "_rttvar", "_srtt", "rejected", "samples")
 
     def __init__(self, *, config: RttConfig | None = None) -> None:
         """Create an estimator with no samples.
@@ -90,7 +93,8 @@ class RttEstimator:
         self._config = config if config is not None else RttConfig()
         self._srtt = 0.0
         self._rttvar = 0.0
-        self._recent: deque[float] = deque(maxlen=self._config.minmax_window)
+        self._minima: deque[tuple[int, float]] = deque()  # (sample number, RTT), RTT increasing
+        self._maxima: deque[tuple[int, float]] = deque()  # (sample number, RTT), RTT decreasing
         self.samples = 0
         """Number of samples taken."""
         self.rejected = 0
@@ -119,8 +123,21 @@ class RttEstimator:
             alpha = self._config.alpha
             self._rttvar = (1.0 - beta) * self._rttvar + beta * abs(self._srtt - rtt)
             self._srtt = (1.0 - alpha) * self._srtt + alpha * rtt
-        self._recent.append(rtt)
-        self.samples += 1
+        number = self.samples
+        oldest = number - self._config.minmax_window
+        minima = self._minima
+        while minima and minima[-1][1] >= rtt:
+            minima.pop()
+        minima.append((number, rtt))
+        if minima[0][0] <= oldest:
+            minima.popleft()
+        maxima = self._maxima
+        while maxima and maxima[-1][1] <= rtt:
+            maxima.pop()
+        maxima.append((number, rtt))
+        if maxima[0][0] <= oldest:
+            maxima.popleft()
+        self.samples = number + 1
         return True
 
     @property
@@ -141,12 +158,12 @@ class RttEstimator:
     @property
     def rtt_min(self) -> float:
         """Smallest RTT of the last ``minmax_window`` samples in seconds (0.0 before samples)."""
-        return min(self._recent) if self._recent else 0.0
+        return self._minima[0][1] if self._minima else 0.0
 
     @property
     def rtt_max(self) -> float:
         """Largest RTT among the last ``minmax_window`` samples, in seconds (0.0 before samples)."""
-        return max(self._recent) if self._recent else 0.0
+        return self._maxima[0][1] if self._maxima else 0.0
 
 
 class LossEstimator:
