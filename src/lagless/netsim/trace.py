@@ -124,14 +124,17 @@ class Trace:
             A trace with the same records.
 
         Raises:
-            ValueError: the header or a field is malformed.
+            ValueError: the CSV, the header or a field is malformed (the only exception raised).
         """
-        reader = csv.reader(io.StringIO(text))
-        header = next(reader, None)
+        try:
+            rows = list(csv.reader(io.StringIO(text, newline="")))
+        except csv.Error as exc:  # a stray carriage return, an overlong field, ...
+            raise ValueError(f"trace CSV is malformed: {exc}") from None
+        header = rows[0] if rows else None
         if header is None or tuple(header) != CSV_COLUMNS:
             raise ValueError(f"trace CSV header must be {','.join(CSV_COLUMNS)}, got {header!r}")
         trace = cls()
-        for row in reader:
+        for row in rows[1:]:
             seq, src_host, src_port, dst_host, dst_port, size, sent, fate, arrived, dup = row
             trace.record(
                 PacketRecord(
