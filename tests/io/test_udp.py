@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from lagless.errors import ConfigError
+from lagless.io.endpoint import open_endpoint
 from lagless.io.udp import (
     DRAIN_BATCH,
     MAX_DATAGRAM,
@@ -20,8 +21,10 @@ from lagless.io.udp import (
     open_udp_socket,
     parse_hostport,
     resolve,
+    run,
     wildcard_for,
 )
+from tests.io.fake import Fake
 
 
 def _has_ipv6_loopback() -> bool:
@@ -227,3 +230,28 @@ def test_install_uvloop_without_uvloop(monkeypatch: pytest.MonkeyPatch) -> None:
     before = asyncio.get_event_loop_policy()
     assert install_uvloop() is False
     assert asyncio.get_event_loop_policy() is before
+
+
+async def _endpoint_round_trip() -> tuple[str, bytes]:
+    """Echo one datagram through an endpoint on the running loop; name the loop's module."""
+    async with open_endpoint(Fake()) as server, open_endpoint(Fake()) as client:
+        client.call(lambda fake: fake.outbox.append((b"echo", server.address)))
+        reply = await client.receive(timeout=5)
+    assert isinstance(reply, bytes)
+    return type(asyncio.get_running_loop()).__module__, reply
+
+
+def test_run_uses_uvloop_when_present() -> None:
+    pytest.importorskip("uvloop")
+    before = asyncio.get_event_loop_policy()
+    module, reply = run(_endpoint_round_trip())
+    assert module.startswith("uvloop")
+    assert reply == b"ev echo"
+    assert asyncio.get_event_loop_policy() is before  # the global policy is left alone
+
+
+def test_run_without_uvloop(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "uvloop", None)
+    module, reply = run(_endpoint_round_trip())
+    assert module.startswith("asyncio")
+    assert reply == b"ev echo"

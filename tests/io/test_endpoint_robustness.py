@@ -1,0 +1,271 @@
+"""The real-UDP endpoints pump once per batch, bound their queue, and survive a raising object.
+
+Datagrams sent on loopback are in the receive buffer when ``sendto`` returns, so every test below
+queues its input first and then lets the loop run: the outcomes do not depend on timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+import pytest
+
+from lagless.errors import ConfigError, LocalProtocolError
+from lagless.io import endpoint as endpoint_module
+from lagless.io.endpoint import ERROR_RETRY, AsyncEndpoint, PollEndpoint, open_endpoint
+from tests.io.fake import Fake, blast
+
+WAIT = 5.0  # seconds: generous bound for "eventually"; a healthy run takes milliseconds
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    """Let the loop run until ``condition()`` holds (fails the test after WAIT seconds)."""
+    async with asyncio.timeout(WAIT):
+        while not condition():
+            await asyncio.sleep(0.001)
+
+
+def test_one_pump_per_readiness_batch() -> None:
+    async def main() -> None:
+        async with open_endpoint(Fake()) as ep:
+            pumps = ep.obj.pumps
+            blast(ep.address, [f"ev {i}".encode() for i in range(50)])
+            events = await ep.receive_batch(timeout=WAIT)
+            assert events == [f"ev {i}".encode() for i in range(50)]
+            assert ep.obj.pumps == pumps + 1
+            stats = ep.statistics()
+            assert stats.datagrams_received == 50
+            assert stats.queued_events == 0
+
+    asyncio.run(main())
+
+
+def test_a_flood_is_read_in_batches_of_drain_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(endpoint_module, "DRAIN_BATCH", 16)  # small: the kernel buffer holds it
+    count = 16 + 4
+
+    async def main() -> None:
+        async with open_endpoint(Fake(), max_events=None) as ep:
+            pumps = ep.obj.pumps
+            blast(ep.address, [b"x"] * count)
+            await _until(lambda: len(ep.obj.received) == count)
+            assert ep.obj.pumps == pumps + 2
+
+    asyncio.run(main())
+
+
+def test_poll_pump_pumps_once_for_datagrams_and_timer() -> None:
+    with PollEndpoint(Fake()) as ep:
+        ep.call(lambda fake: setattr(fake, "deadline", ep.now()))
+        pumps = ep.obj.pumps
+        blast(ep.address, [b"ev a", b"ev b", b"echo"])
+        assert ep.pump() == [b"ev a", b"ev b"]
+        assert ep.obj.pumps == pumps + 1
+        assert len(ep.obj.timers) == 1
+
+
+def test_full_queue_pauses_reading_and_loses_nothing() -> None:
+    sent = [f"ev {i}".encode() for i in range(50)]
+
+    async def main() -> None:
+        async with open_endpoint(Fake(period=0.005), max_events=8, resume_events=2) as ep:
+            ep.call(lambda fake: setattr(fake, "deadline", ep.now()))
+            blast(ep.address, sent)
+            await _until(lambda: ep.paused)
+            assert ep.pauses == 1
+            assert len(ep.obj.received) == 8  # read only what the queue has room for
+            timers = len(ep.obj.timers)
+            await _until(lambda: len(ep.obj.timers) > timers + 2)  # timers run while paused
+            assert len(ep.obj.received) == 8
+            got = [await ep.receive() for _ in range(5)]
+            assert ep.paused  # 3 left, resume_events is 2
+            got.append(await ep.receive())
+            assert not ep.paused
+            while len(got) < len(sent):
+                got += await ep.receive_batch(timeout=WAIT)
+            assert got == sent
+            assert ep.pauses >= len(sent) // 8
+            assert ep.statistics().pauses == ep.pauses
+
+    asyncio.run(main())
+
+
+def test_unbounded_queue_never_pauses() -> None:
+    async def main() -> None:
+        async with open_endpoint(Fake(), max_events=None) as ep:
+            blast(ep.address, [b"ev"] * 100)
+            await _until(lambda: len(ep.obj.received) == 100)
+            assert ep.pauses == 0
+            assert len(await ep.receive_batch()) == 100
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize(("max_events", "resume_events"), [(0, None), (8, 8), (8, -1)])
+def test_bad_queue_bounds_are_refused(max_events: int, resume_events: int | None) -> None:
+    async def main() -> None:
+        with pytest.raises(ConfigError):
+            open_endpoint(Fake(), max_events=max_events, resume_events=resume_events)
+
+    asyncio.run(main())
+
+
+def test_raising_receive_is_logged_counted_and_the_batch_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def main() -> None:
+        async with open_endpoint(Fake()) as ep:
+            blast(ep.address, [b"ev 1", b"boom", b"ev 2"])
+            got = []
+            while len(got) < 2:
+                got += await ep.receive_batch(timeout=WAIT)
+            assert got == [b"ev 1", b"ev 2"]
+            assert ep.errors == 1
+
+    with caplog.at_level(logging.ERROR):
+        asyncio.run(main())
+    [record] = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert record.name == "lagless.io"
+    assert "receive_datagram" in record.getMessage()
+    assert record.exc_info is not None
+
+
+def test_raising_timer_is_rearmed(caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> None:
+        async with open_endpoint(Fake(period=0.01)) as ep:
+            ep.obj.timer_raises = 3
+            ep.call(lambda fake: setattr(fake, "deadline", ep.now()))
+            await _until(lambda: len(ep.obj.timers) >= 6)  # 3 failures, then a healthy timer
+            assert ep.errors == 3
+            gaps = [b - a for a, b in zip(ep.obj.timers[:3], ep.obj.timers[1:4], strict=True)]
+            assert all(gap >= ERROR_RETRY * 0.9 for gap in gaps)  # no busy retry loop
+
+    with caplog.at_level(logging.ERROR):
+        asyncio.run(main())
+    assert [r.name for r in caplog.records if r.levelno >= logging.ERROR] == ["lagless.io"] * 3
+    assert not [r for r in caplog.records if r.name == "asyncio"]
+
+
+def test_raising_pump_is_retried_and_reading_goes_on() -> None:
+    async def main() -> None:
+        async with open_endpoint(Fake()) as ep:
+            ep.obj.send_raises = 1
+            blast(ep.address, [b"echo 1"])
+            await _until(lambda: ep.errors == 1)
+            with_reply = Fake()
+            async with open_endpoint(with_reply) as peer:
+                peer.call(lambda fake: fake.outbox.append((b"ev from peer", ep.address)))
+                assert await ep.receive(timeout=WAIT) == b"ev from peer"
+            assert ep.errors == 1
+
+    asyncio.run(main())
+
+
+def test_call_pumps_even_when_the_verb_raises() -> None:
+    def verb(fake: Fake) -> None:
+        fake.push("before the bug")
+        raise LocalProtocolError("bad verb")
+
+    async def main() -> None:
+        async with open_endpoint(Fake()) as ep:
+            with pytest.raises(LocalProtocolError):
+                ep.call(verb)
+            assert ep.receive_nowait() == "before the bug"
+
+    asyncio.run(main())
+
+
+def test_receive_fast_path_does_not_enter_a_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_timeout(delay: float | None) -> asyncio.Timeout:
+        raise AssertionError("asyncio.timeout entered with an event queued")
+
+    async def main() -> None:
+        async with open_endpoint(Fake()) as ep:
+            ep.call(lambda fake: fake.push(1, 2, "three", 4))
+            monkeypatch.setattr(endpoint_module.asyncio, "timeout", no_timeout)
+            assert await ep.receive(timeout=1.0) == 1
+            assert await ep.wait_for(str, timeout=1.0) == "three"
+            assert await ep.receive_batch(timeout=1.0) == [4]
+
+    asyncio.run(main())
+
+
+def test_receive_batch_respects_its_limit_and_timeout() -> None:
+    async def main() -> None:
+        async with open_endpoint(Fake()) as ep:
+            ep.call(lambda fake: fake.push(*range(10)))
+            assert await ep.receive_batch(max_events=4) == [0, 1, 2, 3]
+            assert await ep.receive_batch() == [4, 5, 6, 7, 8, 9]
+            with pytest.raises(TimeoutError):
+                await ep.receive_batch(timeout=0.01)
+            with pytest.raises(LocalProtocolError):
+                await ep.receive_batch(max_events=0)
+
+    asyncio.run(main())
+
+
+def test_wait_for_skips_other_kinds_arriving_later() -> None:
+    async def main() -> None:
+        async with open_endpoint(Fake()) as ep:
+            waiter = asyncio.ensure_future(ep.wait_for(str, timeout=WAIT))
+            await asyncio.sleep(0)
+            ep.call(lambda fake: fake.push(1, 2))
+            await asyncio.sleep(0)
+            assert not waiter.done()
+            ep.call(lambda fake: fake.push("found", 3))
+            assert await waiter == "found"
+            assert ep.receive_nowait() == 3
+
+    asyncio.run(main())
+
+
+def test_close_wakes_a_waiting_receiver_but_queued_events_are_still_delivered() -> None:
+    async def main() -> None:
+        ep: AsyncEndpoint[Fake] = open_endpoint(Fake())
+        waiter = asyncio.ensure_future(ep.receive())
+        await asyncio.sleep(0)
+        ep.close()
+        with pytest.raises(LocalProtocolError):
+            await waiter
+        ep.close()  # idempotent
+
+        other = open_endpoint(Fake())
+        other.call(lambda fake: fake.push("last words"))
+        other.close()
+        assert await other.receive() == "last words"
+        with pytest.raises(LocalProtocolError):
+            await other.receive()
+
+    asyncio.run(main())
+
+
+def test_poll_wait_wakes_for_a_datagram() -> None:
+    with PollEndpoint(Fake()) as ep:
+        assert ep.wait(0) is False
+        blast(ep.address, [b"ev"])
+        assert ep.wait(WAIT) is True
+        assert ep.pump() == [b"ev"]
+
+
+def test_poll_wait_wakes_for_the_next_deadline() -> None:
+    with PollEndpoint(Fake()) as ep:
+        ep.call(lambda fake: setattr(fake, "deadline", ep.now() + 0.02))
+        assert ep.next_deadline == ep.obj.deadline
+        assert ep.wait(WAIT) is False  # returns at the deadline, long before WAIT
+        assert ep.now() >= ep.obj.deadline
+        ep.pump()
+        assert len(ep.obj.timers) == 1
+        assert ep.next_deadline is None
+
+
+def test_poll_pump_survives_a_raising_object(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR), PollEndpoint(Fake()) as ep:
+        ep.obj.timer_raises = 1
+        ep.call(lambda fake: setattr(fake, "deadline", ep.now()))
+        blast(ep.address, [b"boom", b"ev"])
+        assert ep.pump() == [b"ev"]
+        assert ep.errors == 2
+        assert ep.next_deadline is not None  # the failed timer is retried
+    assert len([r for r in caplog.records if r.name == "lagless.io"]) == 2
