@@ -44,15 +44,18 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from lagless.transport.config import ChannelConfig, ChannelKind, MessageLayerConfig
 from lagless.transport.fragment import Fragmenter, Reassembler
 from lagless.transport.message_errors import MessageDropReason, MessageViolation, SendQueueFull
-from lagless.wire.seq import seq_add, seq_diff, seq_greater
+from lagless.transport.records import small_record
+from lagless.wire.seq import seq_diff, seq_greater
 
 __all__ = [
+    "Delivered",
     "DeliveredMessage",
+    "Ready",
     "ReceivedMessage",
     "ReliableReceiver",
     "ReliableSender",
@@ -61,6 +64,12 @@ __all__ = [
 ]
 
 _NEVER = -math.inf  # last_sent of a fragment never sent or whose packet was lost
+
+Ready = tuple[int, int, bytes]
+"""A message for the application inside the message layer: ``(channel, message_id, payload)``
+(a tuple, built in a tenth of the time of a `ReceivedMessage`)."""
+Delivered = tuple[int, int]
+"""A fully acknowledged reliable message inside the message layer: ``(channel, message_id)``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,25 +94,60 @@ class DeliveredMessage:
     """The id ``MessageLayer.send`` returned."""
 
 
-@dataclass(slots=True, eq=False)
 class Outgoing:
-    """A reliable message waiting for acks; one slot per fragment (one slot if unfragmented)."""
+    """A reliable message waiting for acks; one slot per fragment (one slot if unfragmented).
 
-    channel: int
-    message_id: int
-    payload: bytes
-    count: int
-    fragmented: bool
-    acked: bytearray
-    last_sent: list[float]
-    last_seq: list[int]
-    acked_count: int = 0
-    sends: int = 0
-    reserved: int = 0
-    admitted: bool = False
-    done: bool = False
-    pieces: list[bytes] = field(default_factory=list)
-    record: bytes = b""  # the encoded record of an unfragmented message, cached by the packer
+    Args:
+        channel: Channel index.
+        message_id: 16-bit message id.
+        payload: The message bytes.
+        count: Number of fragments (1 when unfragmented).
+        pieces: The fragments (empty when unfragmented).
+        record: The encoded record of an unfragmented message (empty when fragmented).
+    """
+
+    __slots__ = (
+        "acked",
+        "acked_count",
+        "admitted",
+        "channel",
+        "count",
+        "done",
+        "fragmented",
+        "last_sent",
+        "last_seq",
+        "message_id",
+        "payload",
+        "pieces",
+        "record",
+        "reserved",
+        "sends",
+    )
+
+    def __init__(
+        self,
+        channel: int,
+        message_id: int,
+        payload: bytes,
+        count: int,
+        pieces: list[bytes],
+        record: bytes,
+    ) -> None:
+        self.channel = channel
+        self.message_id = message_id
+        self.payload = payload
+        self.count = count
+        self.fragmented = count > 1
+        self.pieces = pieces
+        self.record = record
+        self.acked = bytearray(count)
+        self.last_sent = [_NEVER] * count
+        self.last_seq = [-1] * count
+        self.acked_count = 0
+        self.sends = 0
+        self.reserved = 0
+        self.admitted = False
+        self.done = False
 
 
 class UnreliableSender:
@@ -142,7 +186,7 @@ class UnreliableSender:
             self.queue.popleft()
             self.dropped += 1
         message_id = self.next_id
-        self.next_id = seq_add(message_id, 1)
+        self.next_id = (message_id + 1) & 0xFFFF
         self.queue.append((message_id, payload))
         return message_id
 
@@ -192,8 +236,9 @@ class _Schedule:
 class ReliableSender:
     """Reliable messages of one channel from ``send`` until the receiver must have them.
 
-    Packing reads the channel through ``peek_small`` / ``peek_fragment`` and ``take``: the cost
-    of a packet is the records it carries, not the messages in flight.
+    Packing reads unfragmented messages through ``fill_small`` (one call per channel and packet)
+    and fragments through ``peek_fragment`` and ``take``: the cost of a packet is the records it
+    carries, not the messages in flight.
     """
 
     __slots__ = (
@@ -204,6 +249,7 @@ class ReliableSender:
         "_held",
         "_peeked",
         "_small",
+        "_unordered",
         "_waiting",
         "channel",
         "config",
@@ -219,7 +265,7 @@ class ReliableSender:
         channel: int,
         layer: MessageLayerConfig,
         reserve: list[int],
-        delivered: deque[DeliveredMessage],
+        delivered: deque[Delivered],
     ) -> None:
         """Create an empty sender.
 
@@ -228,7 +274,8 @@ class ReliableSender:
             layer: The connection's message-layer settings.
             reserve: One-element list shared by all channels: bytes of admitted fragmented
                 messages not yet released (kept within ``reassembly_memory_limit``).
-            delivered: Shared queue that receives ``DeliveredMessage`` notifications.
+            delivered: Shared queue that receives ``(channel, message_id)`` of every message
+                fully acknowledged.
         """
         self.channel = channel
         """Channel index."""
@@ -253,6 +300,7 @@ class ReliableSender:
         self._waiting: deque[Outgoing] = deque()  # fragmented messages not admitted yet
         self._current: Outgoing | None = None  # the admitted fragmented message not yet done
         self._held = 0  # messages of this channel holding a reservation
+        self._unordered = self.config.kind is ChannelKind.RELIABLE_UNORDERED
         self._peeked: deque[tuple[Outgoing, int]] | deque[tuple[float, int, Outgoing, int]] = (
             self._small.unsent
         )
@@ -288,26 +336,24 @@ class ReliableSender:
                 "unacked messages; wait for deliveries"
             )
         message_id = self.next_id
-        self.next_id = seq_add(message_id, 1)
-        count = self._fragmenter.count(len(payload))
-        fragmented = count > 1
-        pieces = [self._fragmenter.fragment(payload, i) for i in range(count)] if fragmented else []
-        msg = Outgoing(
-            channel=self.channel,
-            message_id=message_id,
-            payload=payload,
-            count=count,
-            fragmented=fragmented,
-            acked=bytearray(count),
-            last_sent=[_NEVER] * count,
-            last_seq=[-1] * count,
-            pieces=pieces,
-        )
-        self.queue.append(msg)
-        if fragmented:
-            self._waiting.append(msg)
-        else:
+        self.next_id = (message_id + 1) & 0xFFFF
+        if len(payload) <= self._fragmenter.fragment_size:
+            msg = Outgoing(
+                self.channel,
+                message_id,
+                payload,
+                1,
+                [],
+                small_record(self.channel, message_id, payload),
+            )
+            self.queue.append(msg)
             self._small.unsent.append((msg, 0))
+            return message_id
+        count = self._fragmenter.count(len(payload))
+        pieces = [self._fragmenter.fragment(payload, i) for i in range(count)]
+        msg = Outgoing(self.channel, message_id, payload, count, pieces, b"")
+        self.queue.append(msg)
+        self._waiting.append(msg)
         return message_id
 
     def _in_window(self, msg: Outgoing) -> bool:
@@ -342,6 +388,69 @@ class ReliableSender:
         """
         head = self._peek(self._small, now, fresh=True)
         return None if head is None else head[0]
+
+    def fill_small(
+        self,
+        out: bytearray,
+        room: int,
+        packet_seq: int,
+        now: float,
+        carried: list[tuple[ReliableSender, Outgoing, int]],
+    ) -> tuple[int, int, int]:
+        """Append the due unfragmented records to ``out`` while they fit in ``room`` bytes.
+
+        The order of ``peek_small`` (lost, then due resends, then new messages within the window),
+        stopping at the first record that does not fit; each record written is recorded as
+        ``take`` does and appended to ``carried`` as ``(self, message, 0)``.
+
+        Args:
+            out: The payload being built.
+            room: Bytes this channel may still add to it.
+            packet_seq: Sequence number of the packet that will carry it.
+            now: Current time (seconds).
+            carried: The packet's list of reliable records, for its ack or loss.
+
+        Returns:
+            ``(bytes written, records written, records resent)``.
+        """
+        small = self._small
+        urgent = small.urgent
+        inflight = small.inflight
+        unsent = small.unsent
+        due_before = now - self.resend_delay
+        oldest = self.queue[0].message_id if self.queue else self.next_id
+        window = self.layer.reliable_window
+        written = records = resent = 0
+        while True:
+            source: deque[tuple[Outgoing, int]] | deque[tuple[float, int, Outgoing, int]]
+            if urgent and small.urgent_head() is not None:
+                msg = urgent[0][0]
+                source = urgent
+            elif inflight and (head := small.inflight_head()) is not None and head[0] <= due_before:
+                msg = head[2]
+                source = inflight
+            elif unsent and (unsent[0][0].message_id - oldest) & 0xFFFF < window:
+                msg = unsent[0][0]
+                source = unsent
+            else:
+                break
+            record = msg.record
+            size = len(record)
+            if size > room:
+                break
+            source.popleft()
+            out += record
+            room -= size
+            written += size
+            records += 1
+            if msg.last_seq[0] != -1:
+                resent += 1
+            msg.last_sent[0] = now
+            msg.last_seq[0] = packet_seq
+            msg.sends += 1
+            inflight.append((now, packet_seq, msg, 0))
+            carried.append((self, msg, 0))
+        return written, records, resent
 
     @property
     def has_fragments(self) -> bool:
@@ -420,12 +529,14 @@ class ReliableSender:
         msg.done = True
         if msg is self._current:
             self._current = None
-        self._delivered.append(DeliveredMessage(channel=self.channel, message_id=msg.message_id))
-        if self.config.kind is ChannelKind.RELIABLE_UNORDERED:
+        self._delivered.append((self.channel, msg.message_id))
+        if self._unordered and msg.reserved:
             self._release(msg)
         queue = self.queue
         while queue and queue[0].done:
-            self._release(queue.popleft())
+            first = queue.popleft()
+            if first.reserved:
+                self._release(first)
 
     def _release(self, msg: Outgoing) -> None:
         if msg.reserved:
@@ -492,7 +603,7 @@ class ReliableReceiver:
         channel: int,
         layer: MessageLayerConfig,
         reassembler: Reassembler,
-        ready: deque[ReceivedMessage],
+        ready: deque[Ready],
     ) -> None:
         """Create a receiver expecting message id 0.
 
@@ -500,7 +611,7 @@ class ReliableReceiver:
             channel: Channel index.
             layer: The connection's message-layer settings.
             reassembler: Shared, memory-bounded reassembler of the connection.
-            ready: Shared queue of messages for the application.
+            ready: Shared queue of ``(channel, message_id, payload)`` for the application.
         """
         self.channel = channel
         """Channel index."""
@@ -515,12 +626,6 @@ class ReliableReceiver:
         self._ready = ready
         self._buffer: dict[int, tuple[bytes, int]] = {}
         self._received: set[int] = set()
-
-    def _check(self, message_id: int) -> bool:
-        d = seq_diff(message_id, self.base)
-        if d >= self.window:
-            raise MessageViolation(MessageDropReason.OUT_OF_WINDOW)
-        return d < 0 or message_id in self._buffer or message_id in self._received
 
     def receive(
         self, message_id: int, payload: bytes, index: int = -1, count: int = 1
@@ -539,7 +644,19 @@ class ReliableReceiver:
         Raises:
             MessageViolation: ``OUT_OF_WINDOW``, ``TOO_LARGE`` or a reassembly violation.
         """
-        if self._check(message_id):
+        base = self.base
+        ahead = (message_id - base) & 0xFFFF
+        buffer = self._buffer
+        if ahead == 0 and index < 0 and not buffer and self.ordered:
+            # the common case: the next message in order, whole, nothing held back
+            self._ready.append((self.channel, message_id, payload))
+            self.base = (base + 1) & 0xFFFF
+            return None
+        if ahead > 0x8000:
+            return MessageDropReason.DUPLICATE  # behind the frontier: received before
+        if ahead >= self.window:
+            raise MessageViolation(MessageDropReason.OUT_OF_WINDOW)
+        if message_id in buffer or message_id in self._received:
             return MessageDropReason.DUPLICATE
         reserved = 0
         if index >= 0:
@@ -551,26 +668,28 @@ class ReliableReceiver:
                 self._reassembler.release(reserved)
                 raise MessageViolation(MessageDropReason.TOO_LARGE)
             payload = whole
+        ready = self._ready
+        channel = self.channel
         if not self.ordered:
-            self._reassembler.release(reserved)
-            self._deliver(message_id, payload)
-            self._received.add(message_id)
-            while self.base in self._received:
-                self._received.discard(self.base)
-                self.base = seq_add(self.base, 1)
+            if reserved:
+                self._reassembler.release(reserved)
+            ready.append((channel, message_id, payload))
+            received = self._received
+            received.add(message_id)
+            while base in received:
+                received.discard(base)
+                base = (base + 1) & 0xFFFF
+            self.base = base
             return None
-        self._buffer[message_id] = (payload, reserved)
-        while self.base in self._buffer:
-            ready, held = self._buffer.pop(self.base)
-            self._reassembler.release(held)
-            self._deliver(self.base, ready)
-            self.base = seq_add(self.base, 1)
+        buffer[message_id] = (payload, reserved)
+        while base in buffer:
+            held, size = buffer.pop(base)
+            if size:
+                self._reassembler.release(size)
+            ready.append((channel, base, held))
+            base = (base + 1) & 0xFFFF
+        self.base = base
         return None
-
-    def _deliver(self, message_id: int, payload: bytes) -> None:
-        self._ready.append(
-            ReceivedMessage(channel=self.channel, message_id=message_id, payload=payload)
-        )
 
 
 class UnreliableReceiver:
@@ -578,15 +697,13 @@ class UnreliableReceiver:
 
     __slots__ = ("_mask", "_ready", "channel", "newest", "sequenced", "window")
 
-    def __init__(
-        self, channel: int, layer: MessageLayerConfig, ready: deque[ReceivedMessage]
-    ) -> None:
+    def __init__(self, channel: int, layer: MessageLayerConfig, ready: deque[Ready]) -> None:
         """Create a receiver that has seen nothing.
 
         Args:
             channel: Channel index.
             layer: The connection's message-layer settings.
-            ready: Shared queue of messages for the application.
+            ready: Shared queue of ``(channel, message_id, payload)`` for the application.
         """
         self.channel = channel
         """Channel index."""
@@ -620,7 +737,5 @@ class UnreliableReceiver:
             if self.sequenced or behind >= self.window:
                 return MessageDropReason.STALE
             self._mask |= 1 << behind
-        self._ready.append(
-            ReceivedMessage(channel=self.channel, message_id=message_id, payload=payload)
-        )
+        self._ready.append((self.channel, message_id, payload))
         return None

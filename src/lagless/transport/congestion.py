@@ -13,7 +13,8 @@ STANDARD.md §2.4. Two layers:
 * In GOOD mode the rate is a packet rate grown like TCP's window (RFC 5681 §3.1, packets per
   second in place of a window): it starts at ``good_send_rate``; once per round trip in which
   pacing held the sender back (it had a payload ready and no token) it doubles (slow start) until
-  the first loss event, and after that grows by ``max(rate_increase, rate / 16)``; on a loss
+  the first loss event, and after that grows by ``max(rate_increase, rate / 16)`` while no
+  queue shows in the RTT and by ``rate_increase`` while one is forming; on a loss
   event it is multiplied by ``decrease_factor`` (one half); it stays within
   ``[bad_send_rate, max_send_rate]``. A sender that is not held back never raises its rate, so a
   60 Hz game tick does not inflate it. After a BAD period it restarts at ``good_send_rate``.
@@ -39,11 +40,16 @@ Decisions:
   (``rtt_min=None``) gets Gaffer's original rule on that estimate.
 * Slow start, then a rate-proportional increase: a fresh connection reaches the ceiling of a fast
   path within a few round trips (from 240 to 50 000 packets/s in 8 round trips), instead of the
-  minutes an increase of 8 packets/s per round trip took; after a loss the increase is at least a
-  sixteenth of the rate per round trip (as Scalable TCP), so a halving at 20 000 packets/s heals
-  in about 11 round trips, not 1 250. Slow start overshoots a small bottleneck queue by up to a
-  round trip of packets; its loss burst ends slow start and halves the rate once (one decrease
-  per round trip) (``test_congestion.py::test_slow_start_doubles_until_the_first_loss``).
+  minutes an increase of 8 packets/s per round trip took; after a loss, while the smoothed RTT stays
+  within the HyStart margin below of the minimum, the increase is a sixteenth of the rate per round
+  trip (as Scalable TCP), so a halving at 20 000 packets/s heals in about 11 round trips, not 1 250;
+  once a queue forms it falls back to ``rate_increase`` (8 packets/s) per round trip, Reno's gentle
+  probe, so a small bottleneck queue is not overrun. Slow start would overshoot a small bottleneck
+  queue by up to a round trip of packets, and the burst of loss would trip the loss threshold into
+  BAD mode; so it also ends, as HyStart does (RFC 9406 §4.2), as soon as the smoothed RTT exceeds
+  the minimum by an eighth of it, clamped to [4 ms, 16 ms]: a queue is forming
+  (``test_congestion.py::test_slow_start_doubles_until_the_first_loss``,
+  ``test_transport_costs.py::test_aimd_converges_near_the_bottleneck_and_recovers_after_a_bad_period``).
 * A loss event lowers the rate at most once per round trip: a loss counts only for a packet sent
   after the previous decrease, since packets sent before it went out at the old rate and report
   the same congestion (RFC 6582's recovery period)
@@ -68,6 +74,9 @@ __all__ = ["CongestionController", "CongestionMode"]
 
 QUEUE_RTT_FACTOR: Final = 1.5  # no increase while SRTT > 1.5 x min RTT + QUEUE_RTT_MARGIN:
 QUEUE_RTT_MARGIN: Final = 0.01  # seconds; a queue is building at the bottleneck or the peer
+HYSTART_FRACTION: Final = 1.0 / 8.0  # slow start ends once SRTT exceeds the minimum by an
+HYSTART_MIN: Final = 0.004  # eighth of it, clamped to [4 ms, 16 ms] (HyStart's delay increase,
+HYSTART_MAX: Final = 0.016  # seconds; RFC 9406 §4.2)
 PROPORTIONAL_INCREASE: Final = 1.0 / 16.0  # least growth per held-back RTT after slow start,
 # as a fraction of the rate (Scalable TCP's proportional increase)
 
@@ -187,7 +196,7 @@ class CongestionController:
         self._rate = max(self._rate, undo[1])
         self._slow_start = undo[2]
 
-    def _grow(self, now: float) -> None:
+    def _grow(self, now: float, *, fast: bool) -> None:
         if now - self._epoch_start < self._rtt:
             return
         self._epoch_start = now
@@ -197,8 +206,10 @@ class CongestionController:
         rate = self._rate
         if self._slow_start:
             rate *= 2.0
-        else:
+        elif fast:
             rate += max(self.config.rate_increase, rate * PROPORTIONAL_INCREASE)
+        else:
+            rate += self.config.rate_increase
         self._rate = min(rate, self.config.max_send_rate)
 
     def on_statistics(
@@ -228,8 +239,11 @@ class CongestionController:
                 self.mode = CongestionMode.BAD
                 self._good_since = None
                 return
+            queue_free = rtt <= base + min(max(base * HYSTART_FRACTION, HYSTART_MIN), HYSTART_MAX)
+            if not queue_free:
+                self._slow_start = False  # a queue is starting: leave before it overflows
             if rtt <= QUEUE_RTT_FACTOR * base + QUEUE_RTT_MARGIN:
-                self._grow(now)
+                self._grow(now, fast=queue_free)
             if now - self._streak_start >= cfg.good_streak:
                 self.penalty = max(self.penalty / 2.0, cfg.min_penalty)
                 self._streak_start = now

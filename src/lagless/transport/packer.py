@@ -6,24 +6,14 @@ at most 1024 bytes), spec 004 §4.4.2 (delivery notifications per packet drive r
 messages per packet, each with its own delivery policy) and §4.4.4 (guaranteed / non-guaranteed
 events), and spec 000 §2.5 (ENet aggregation and channels). Sans-I/O: time comes in as ``now``.
 
-Payload wire format (all integers big-endian; a payload is zero or more records to its end)::
-
-    record  = head:u8  message_id:u16  [fragment_index:u8  fragment_count_minus_1:u8]
-              length:varint  data[length]
-    head    = bit 7: fragment flag (the two fragment bytes follow)
-              bit 6: reserved, must be 0
-              bits 0-5: channel index (0..63)
-    varint  = 1 byte for 0..127, else 2 bytes: (length & 0x7f) | 0x80, length >> 7 (non-zero);
-              the shortest form only
-
-An unfragmented record costs 4 bytes of overhead below 128 bytes of data and 5 above; a fragment
-costs 7. Read checks, in order (each failure drops the whole payload): record grammar and lengths
-(``MALFORMED``: truncated, reserved bit, non-minimal or 3-byte varint, length above
-``fragment_size``, fragment count below 2 or index beyond it, a non-last fragment shorter than
-``fragment_size``, an empty last fragment); then, against the configuration, ``UNKNOWN_CHANNEL``,
-``UNEXPECTED_FRAGMENT`` (fragment on an unreliable channel) and ``TOO_LARGE``; only then are the
-records applied in order, where ``OUT_OF_WINDOW``, ``FRAGMENT_MISMATCH`` and ``REASSEMBLY_MEMORY``
-stop processing (records before it stay applied; the connection closes anyway).
+The record format is `lagless.transport.records`'s. Read checks, in order (each failure drops the
+whole payload): record grammar and lengths (``MALFORMED``: truncated, reserved bit, non-minimal or
+3-byte varint, length above ``fragment_size``, fragment count below 2 or index beyond it, a non-last
+fragment shorter than ``fragment_size``, an empty last fragment); then, against the configuration,
+``UNKNOWN_CHANNEL``, ``UNEXPECTED_FRAGMENT`` (fragment on an unreliable channel) and ``TOO_LARGE``;
+only then are the records applied in order, where ``OUT_OF_WINDOW``, ``FRAGMENT_MISMATCH`` and
+``REASSEMBLY_MEMORY`` stop processing (records before it stay applied; the connection closes
+anyway).
 
 Decisions:
 
@@ -51,16 +41,16 @@ Decisions:
 
 from __future__ import annotations
 
-import struct
 from collections import Counter, deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
 
 from lagless.errors import LocalProtocolError
 from lagless.transport.channels import (
+    Delivered,
     DeliveredMessage,
     Outgoing,
+    Ready,
     ReceivedMessage,
     ReliableReceiver,
     ReliableSender,
@@ -74,6 +64,13 @@ from lagless.transport.message_errors import (
     MessageTooLarge,
     MessageViolation,
 )
+from lagless.transport.records import (
+    Record,
+    encode_record,
+    parse_payload,
+    parse_records,
+    record_size,
+)
 from lagless.wire.errors import DecodeError
 
 __all__ = [
@@ -84,119 +81,6 @@ __all__ = [
     "parse_payload",
     "record_size",
 ]
-
-_HEAD: Final = struct.Struct(">BH")
-_FRAG: Final = struct.Struct(">BB")
-FRAGMENT_FLAG: Final = 0x80
-RESERVED_BIT: Final = 0x40
-CHANNEL_MASK: Final = 0x3F
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One parsed record of a payload."""
-
-    channel: int
-    """Channel index (0..63)."""
-    message_id: int
-    """16-bit message id."""
-    index: int
-    """Fragment index, or -1 for an unfragmented message."""
-    count: int
-    """Number of fragments (1 when unfragmented)."""
-    data: bytes
-    """Record data (bytes)."""
-
-
-def record_size(length: int, *, fragment: bool) -> int:
-    """Return the encoded size (bytes) of a record with ``length`` bytes of data.
-
-    Args:
-        length: Data length (bytes), below 16384.
-        fragment: True for a fragment record.
-
-    Returns:
-        Header plus data bytes.
-    """
-    return 3 + (2 if fragment else 0) + (1 if length < 0x80 else 2) + length
-
-
-def encode_record(
-    out: bytearray, channel: int, message_id: int, data: bytes, index: int = -1, count: int = 1
-) -> None:
-    """Append one record to ``out``.
-
-    Args:
-        out: Buffer to extend.
-        channel: Channel index (0..63).
-        message_id: 16-bit message id.
-        data: Record data, below 16384 bytes.
-        index: Fragment index, or -1 for an unfragmented message.
-        count: Number of fragments (2..256) of a fragment record.
-    """
-    out += _HEAD.pack(channel | (FRAGMENT_FLAG if index >= 0 else 0), message_id)
-    if index >= 0:
-        out += _FRAG.pack(index, count - 1)
-    n = len(data)
-    if n < 0x80:
-        out.append(n)
-    else:
-        out.append((n & 0x7F) | 0x80)
-        out.append(n >> 7)
-    out += data
-
-
-def parse_payload(data: bytes, fragment_size: int) -> list[Record]:
-    """Split a payload into records, checking the grammar only (not the configuration).
-
-    Args:
-        data: The payload bytes.
-        fragment_size: Exact length of every non-last fragment, bound of every record (bytes).
-
-    Returns:
-        The records in order.
-
-    Raises:
-        DecodeError: On any grammar violation (the only exception it raises).
-    """
-    records: list[Record] = []
-    pos = 0
-    end = len(data)
-    while pos < end:
-        if pos + 4 > end:
-            raise DecodeError(f"truncated record header at byte {pos}")
-        head, message_id = _HEAD.unpack_from(data, pos)
-        pos += 3
-        if head & RESERVED_BIT:
-            raise DecodeError("reserved bit set in record head")
-        index, count = -1, 1
-        if head & FRAGMENT_FLAG:
-            if pos + 3 > end:
-                raise DecodeError("truncated fragment header")
-            index, last = _FRAG.unpack_from(data, pos)
-            pos += 2
-            count = last + 1
-            if count < 2 or index >= count:
-                raise DecodeError(f"fragment index {index} of count {count}")
-        length = data[pos]
-        pos += 1
-        if length & 0x80:
-            if pos >= end:
-                raise DecodeError("truncated length")
-            high = data[pos]
-            pos += 1
-            if high == 0 or high & 0x80:
-                raise DecodeError("non-minimal or overlong length")
-            length = (length & 0x7F) | (high << 7)
-        if length > fragment_size or pos + length > end:
-            raise DecodeError(f"record length {length} out of range")
-        if index >= 0 and (length == 0 if index == count - 1 else length != fragment_size):
-            raise DecodeError(f"fragment {index} of {count} has {length} bytes")
-        records.append(
-            Record(head & CHANNEL_MASK, message_id, index, count, data[pos : pos + length])
-        )
-        pos += length
-    return records
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -248,8 +132,8 @@ class MessageLayer:
         """The message-layer settings."""
         cfg = self.config
         self._reserve = [0]
-        self._ready: deque[ReceivedMessage] = deque()
-        self._delivered: deque[DeliveredMessage] = deque()
+        self._ready: deque[Ready] = deque()
+        self._delivered: deque[Delivered] = deque()
         self._reassembler = Reassembler(
             fragment_size=cfg.fragment_size, memory_limit=cfg.reassembly_memory_limit
         )
@@ -270,6 +154,12 @@ class MessageLayer:
             for i in self._order
         ]
         self._limits = [cfg.message_limit(i) for i in range(len(cfg.channels))]
+        self._senders: list[ReliableSender | UnreliableSender] = [
+            self._reliable.get(i) or self._unreliable[i] for i in range(len(cfg.channels))
+        ]
+        self._receivers: list[ReliableReceiver | UnreliableReceiver] = [
+            self._rreceivers.get(i) or self._ureceivers[i] for i in range(len(cfg.channels))
+        ]
         self._max_count = [-(-limit // cfg.fragment_size) for limit in self._limits]
         self._sent: dict[int, list[tuple[ReliableSender, Outgoing, int]]] = {}
         self._credit = 1.0
@@ -305,20 +195,19 @@ class MessageLayer:
 
         Pump the object afterwards (see ``lagless.io.drive.pump``).
         """
-        if not isinstance(channel, int) or not 0 <= channel < len(self._limits):
-            raise LocalProtocolError(
-                f"channel must be in [0, {len(self._limits) - 1}], got {channel!r}"
-            )
-        if not isinstance(payload, bytes | bytearray | memoryview):
-            raise LocalProtocolError(f"payload must be bytes, got {type(payload).__name__}")
-        data = bytes(payload)
-        if len(data) > self._limits[channel]:
+        limits = self._limits
+        if not isinstance(channel, int) or not 0 <= channel < len(limits):
+            raise LocalProtocolError(f"channel must be in [0, {len(limits) - 1}], got {channel!r}")
+        if type(payload) is not bytes:
+            if not isinstance(payload, bytes | bytearray | memoryview):
+                raise LocalProtocolError(f"payload must be bytes, got {type(payload).__name__}")
+            payload = bytes(payload)
+        if len(payload) > limits[channel]:
             raise MessageTooLarge(
-                f"payload must be <= {self._limits[channel]} bytes on channel {channel} "
-                f"(max_message_size), got {len(data)}"
+                f"payload must be <= {limits[channel]} bytes on channel {channel} "
+                f"(max_message_size), got {len(payload)}"
             )
-        sender = self._reliable.get(channel)
-        message_id = (sender or self._unreliable[channel]).send(data)
+        message_id = self._senders[channel].send(payload)
         self._messages_sent += 1
         return message_id
 
@@ -393,21 +282,11 @@ class MessageLayer:
                     self._records += 1
                 continue
             assert reliable is not None  # invariant: every lane has one sender
-            while (msg := reliable.peek_small(now)) is not None:
-                record = msg.record
-                if not record:
-                    encoded = bytearray()
-                    encode_record(encoded, ch, msg.message_id, msg.payload)
-                    record = msg.record = bytes(encoded)
-                size = len(record)
-                if size > room:
-                    break
-                out += record
-                used[ch] += size
-                room -= size
-                entries.append((reliable, msg, 0))
-                self._records += 1
-                self._resent += reliable.take(msg, 0, packet_seq, now)
+            written, records, resent = reliable.fill_small(out, room, packet_seq, now, entries)
+            if written:
+                used[ch] += written
+                self._records += records
+                self._resent += resent
 
     def _write_fragments(
         self,
@@ -450,10 +329,15 @@ class MessageLayer:
 
         Pump the object afterwards (see ``lagless.io.drive.pump``).
         """
-        before = len(self._delivered)
-        for sender, msg, index in self._sent.pop(packet_seq, ()):
-            sender.acked(msg, index)
-        self._messages_delivered += len(self._delivered) - before
+        entries = self._sent.pop(packet_seq, None)
+        if entries is None:
+            return
+        delivered = self._delivered
+        before = len(delivered)
+        for sender, msg, index in entries:
+            if not msg.done:
+                sender.acked(msg, index)
+        self._messages_delivered += len(delivered) - before
 
     def on_packet_lost(self, packet_seq: int) -> None:
         """The packet ``packet_seq`` was declared lost: its unacked records are due at once.
@@ -515,7 +399,19 @@ class MessageLayer:
 
     def next_delivered(self) -> DeliveredMessage | None:
         """Return the next reliable message fully acked by the peer, or None."""
-        return self._delivered.popleft() if self._delivered else None
+        if not self._delivered:
+            return None
+        channel, message_id = self._delivered.popleft()
+        return DeliveredMessage(channel=channel, message_id=message_id)
+
+    def take_delivered(self) -> list[Delivered]:
+        """Return every ``(channel, message_id)`` fully acked since the last call, oldest first.
+
+        The batch form of `next_delivered` (no object per message).
+        """
+        delivered = list(self._delivered)
+        self._delivered.clear()
+        return delivered
 
     # ----------------------------------------------------------------------------- receiving
 
@@ -533,43 +429,36 @@ class MessageLayer:
         Pump the object afterwards (see ``lagless.io.drive.pump``).
         """
         try:
-            records = parse_payload(data, self.config.fragment_size)
+            records = parse_records(data, self.config.fragment_size)
         except DecodeError:
             return self._drop(MessageDropReason.MALFORMED)
-        for record in records:
-            reason = self._static_check(record)
-            if reason is not None:
-                return self._drop(reason)
-        before = len(self._ready)
+        limits = self._limits
+        channels = len(limits)
+        for channel, _, index, count, body in records:
+            if channel >= channels:
+                return self._drop(MessageDropReason.UNKNOWN_CHANNEL)
+            if index >= 0:
+                if channel not in self._rreceivers:
+                    return self._drop(MessageDropReason.UNEXPECTED_FRAGMENT)
+                if count > self._max_count[channel]:
+                    return self._drop(MessageDropReason.TOO_LARGE)
+            elif len(body) > limits[channel]:
+                return self._drop(MessageDropReason.TOO_LARGE)
+        ready = self._ready
+        before = len(ready)
+        receivers = self._receivers
         try:
-            for record in records:
-                reliable = self._rreceivers.get(record.channel)
-                if reliable is None:
-                    result = self._ureceivers[record.channel].receive(
-                        record.message_id, record.data
-                    )
+            for channel, message_id, index, count, body in records:
+                if index < 0:
+                    result = receivers[channel].receive(message_id, body)
                 else:
-                    result = reliable.receive(
-                        record.message_id, record.data, record.index, record.count
-                    )
+                    result = self._rreceivers[channel].receive(message_id, body, index, count)
                 if result is not None:
                     self._dropped[result] += 1
         except MessageViolation as exc:
             return self._drop(exc.reason)
         finally:
-            self._messages_received += len(self._ready) - before
-        return None
-
-    def _static_check(self, record: Record) -> MessageDropReason | None:
-        if record.channel >= len(self._limits):
-            return MessageDropReason.UNKNOWN_CHANNEL
-        if record.index >= 0:
-            if record.channel not in self._rreceivers:
-                return MessageDropReason.UNEXPECTED_FRAGMENT
-            if record.count > self._max_count[record.channel]:
-                return MessageDropReason.TOO_LARGE
-        elif len(record.data) > self._limits[record.channel]:
-            return MessageDropReason.TOO_LARGE
+            self._messages_received += len(ready) - before
         return None
 
     def _drop(self, reason: MessageDropReason) -> MessageDropReason:
@@ -584,7 +473,19 @@ class MessageLayer:
         Reliable-ordered messages come in send order exactly once, reliable-unordered exactly
         once, unreliable at most once, unreliable-sequenced never older than one already given.
         """
-        return self._ready.popleft() if self._ready else None
+        if not self._ready:
+            return None
+        channel, message_id, payload = self._ready.popleft()
+        return ReceivedMessage(channel=channel, message_id=message_id, payload=payload)
+
+    def take_received(self) -> list[Ready]:
+        """Return every ``(channel, message_id, payload)`` waiting, in delivery order.
+
+        The batch form of `next_received` (no object per message).
+        """
+        ready = list(self._ready)
+        self._ready.clear()
+        return ready
 
     def statistics(self) -> MessageLayerStatistics:
         """Return a snapshot of the counters."""
