@@ -1,0 +1,439 @@
+"""Chaos test of the real server processes (issue 11 part 1).
+
+Starts ``lagless serve --echo`` (insecure, and secure with a private key), ``lagless vfc serve``
+and ``lagless gossip lobby`` as processes and, for ``LAGLESS_CHAOS_SECONDS`` (default 6) per
+server, drives them over 127.0.0.1 with clients that behave (echo and verify, join and see
+updates, ask the lobby), burst messages and disconnect in the same frame, vanish (sockets closed,
+client processes killed with SIGKILL), acknowledge nothing so the server's send queue fills,
+duplicate and truncate their own packets, send garbage and mangled replays, reconnect again and
+again, and leave handshakes half open. Then it waits for the abandoned connections to time out
+and asserts that every server is alive, still serves a fresh well-behaved client, holds no
+ghost connections, printed no traceback, and exits cleanly on SIGTERM.
+
+``LAGLESS_CHAOS_SEED`` picks the random draws (default 11). Chaos and client processes are bounded
+in count and time; the file takes about a minute on two cores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+
+from lagless._types import Address
+from lagless.apps import REFERENCE_PROTOCOL_ID, make_token
+from lagless.interest.records import CubeOriObj
+from lagless.io.endpoint import open_endpoint
+from tests.soak.chaos_clients import (
+    HOST,
+    VFC_PROTOCOL_ID,
+    ServerProcess,
+    Target,
+    ask_lobby,
+    burst_and_leave,
+    deny_acks,
+    echo_session,
+    free_port,
+    half_open,
+    handshake_requests,
+    kill_after,
+    lobby_samples,
+    never_ack,
+    new_vfc,
+    reconnect_loop,
+    spawn_client,
+    spray,
+    stutter,
+    vanish,
+    vfc_session,
+    wait_joined,
+)
+
+CHAOS_SECONDS: Final = float(os.environ.get("LAGLESS_CHAOS_SECONDS", "6"))
+SEED: Final = int(os.environ.get("LAGLESS_CHAOS_SEED", "11"))
+SETTLE: Final = 7.0  # seconds: the 5 s connection timeout of abandoned clients, plus margin
+KEY: Final = bytes(range(32))
+MINE: Final = 32767  # object id of the final check; chaos ids stay below 32000
+STATS: Final = re.compile(r"clients (\d+) objects (\d+)")
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def _quiet_insecure_warnings() -> Iterator[None]:
+    """The in-test insecure clients each log a warning; keep failure reports readable."""
+    logger = logging.getLogger("lagless.transport")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    yield
+    logger.setLevel(level)
+
+
+@pytest.fixture
+def processes() -> Iterator[list[ServerProcess]]:
+    """Server processes a test started; whatever is left is killed at the end."""
+    started: list[ServerProcess] = []
+    yield started
+    for server in started:
+        if server.alive():
+            server.process.kill()
+            server.process.wait(10)
+
+
+def _start(
+    processes: list[ServerProcess], tmp_path: Path, name: str, args: list[str], ready: str
+) -> tuple[ServerProcess, Address]:
+    server = ServerProcess(name, args, ready, tmp_path)
+    processes.append(server)
+    return server, server.wait_ready()
+
+
+def _run(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run ``main`` on a fresh loop; an exception an endpoint callback swallowed fails the test."""
+
+    async def guarded() -> None:
+        swallowed: list[dict[str, Any]] = []
+        asyncio.get_running_loop().set_exception_handler(lambda _, ctx: swallowed.append(ctx))
+        await main()
+        assert not swallowed, swallowed
+
+    asyncio.run(guarded())
+
+
+async def _repeat(seconds: float, limit: int, behaviour: Callable[[], Awaitable[object]]) -> int:
+    """Run ``behaviour`` again and again for ``seconds`` (at most ``limit`` times); return runs."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    runs = 0
+    while runs < limit and loop.time() < deadline:
+        await behaviour()
+        runs += 1
+    return runs
+
+
+def _assert_healthy(server: ServerProcess) -> None:
+    assert server.alive(), f"{server.name} died:\n{server.stderr()[-4000:]}"
+    assert "Traceback" not in server.stderr(), server.stderr()[-4000:]
+
+
+def _assert_stops_cleanly(server: ServerProcess) -> None:
+    status = server.stop()
+    assert status == 0, f"{server.name} exited with {status}:\n{server.stderr()[-4000:]}"
+    assert "Traceback" not in server.stderr(), server.stderr()[-4000:]
+
+
+def _open_connections(stdout: str) -> set[str]:
+    """Connection ids ``lagless serve`` reported connected and not yet disconnected."""
+    connected = set(re.findall(r"^client (\d+) connected", stdout, re.MULTILINE))
+    return connected - set(re.findall(r"^client (\d+) disconnected", stdout, re.MULTILINE))
+
+
+# -- lagless serve --echo -------------------------------------------------------------------------
+
+
+async def _echo_chaos(target: Target, rng: random.Random, tmp_path: Path) -> dict[str, int]:
+    """Every behaviour against one echo server for CHAOS_SECONDS; return counts to check."""
+    seconds = CHAOS_SECONDS
+    samples = await handshake_requests(target, rng, 4)
+
+    def record(data: bytes) -> list[bytes]:
+        if len(samples) < 200:
+            samples.append(data)
+        return [data]
+
+    await echo_session(target, rng, messages=50, outgoing=record)
+    if target.insecure:
+        connect_args = ["connect", f"{HOST}:{target.address[1]}", "--insecure"]
+    else:
+        token = tmp_path / f"token-{target.address[1]}"
+        token.write_bytes(make_token([target.address], client_id=rng.getrandbits(62)))
+        connect_args = ["connect", f"{HOST}:{target.address[1]}", "--token", str(token)]
+    async with asyncio.TaskGroup() as group:
+        good = group.create_task(
+            _repeat(seconds, 100, lambda: echo_session(target, rng, messages=20))
+        )
+        stuttering = group.create_task(
+            _repeat(seconds, 100, lambda: echo_session(target, rng, messages=20, outgoing=stutter))
+        )
+        group.create_task(
+            _repeat(seconds, 200, lambda: burst_and_leave(target, rng, burst=rng.randrange(1, 300)))
+        )
+        group.create_task(
+            _repeat(seconds, 200, lambda: vanish(target, rng, burst=rng.randrange(0, 100)))
+        )
+        group.create_task(_repeat(seconds, 100, lambda: reconnect_loop(target, rng, cycles=3)))
+        group.create_task(
+            _repeat(seconds, 20, lambda: half_open(target, rng, count=64, hold=seconds / 4))
+        )
+        group.create_task(
+            spray(target.address, rng, samples=samples, count=int(500 * seconds), seconds=seconds)
+        )
+        group.create_task(
+            _repeat(seconds, 4, lambda: kill_after(spawn_client(connect_args), 1.5, lines=50))
+        )
+        dropped = (
+            group.create_task(_repeat(seconds, 4, lambda: never_ack(target, rng, seconds=3.0)))
+            if target.insecure
+            else None
+        )
+    return {
+        "good": good.result(),
+        "stuttering": stuttering.result(),
+        "never_ack": 0 if dropped is None else dropped.result(),
+    }
+
+
+def test_echo_servers_survive_chaos(tmp_path: Path, processes: list[ServerProcess]) -> None:
+    ready = r"serving lagless \(\w+\) on ([\d.]+):(\d+)"
+    insecure, insecure_at = _start(
+        processes, tmp_path, "insecure", ["serve", "--insecure", "--echo", "--port", "0"], ready
+    )
+    secure, secure_at = _start(
+        processes,
+        tmp_path,
+        "secure",
+        ["serve", "--echo", "--port", str(free_port()), "--private-key", KEY.hex()],
+        ready,
+    )
+    targets = [
+        Target(insecure_at, REFERENCE_PROTOCOL_ID, None),
+        Target(secure_at, REFERENCE_PROTOCOL_ID, KEY),
+    ]
+    rng = random.Random(SEED)
+    counts: list[dict[str, int]] = []
+
+    async def main() -> None:
+        async with asyncio.TaskGroup() as group:
+            tasks = [
+                group.create_task(_echo_chaos(t, random.Random(rng.random()), tmp_path))
+                for t in targets
+            ]
+        counts.extend(task.result() for task in tasks)
+        await asyncio.sleep(SETTLE)
+        for server in (insecure, secure):
+            _assert_healthy(server)
+            assert _open_connections(server.stdout()) == set(), server.name
+        for target in targets:
+            await echo_session(target, rng, messages=100)
+        await asyncio.sleep(0.5)
+
+    _run(main)
+    assert all(c["good"] >= 2 and c["stuttering"] >= 2 for c in counts), counts
+    assert counts[0]["never_ack"] >= 1, counts
+    assert "(send_queue_full)" in insecure.stdout()
+    for server in (insecure, secure):
+        _assert_healthy(server)
+        assert _open_connections(server.stdout()) == set(), server.name
+        _assert_stops_cleanly(server)
+
+
+# -- lagless vfc serve ----------------------------------------------------------------------------
+
+
+def _vfc_stats(server: ServerProcess) -> tuple[int, int] | None:
+    found = STATS.findall(server.stdout())
+    return None if not found else (int(found[-1][0]), int(found[-1][1]))
+
+
+async def _wait_stats(server: ServerProcess, wanted: tuple[int, int], timeout: float) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while _vfc_stats(server) != wanted:
+        assert loop.time() < deadline, f"{server.name} reports {_vfc_stats(server)}, not {wanted}"
+        await asyncio.sleep(0.2)
+
+
+async def _vfc_chaos(address: Address, rng: random.Random) -> list[int]:
+    """Every behaviour against the VFC server for CHAOS_SECONDS; return the bots' exit codes."""
+    seconds = CHAOS_SECONDS
+    target = Target(address, VFC_PROTOCOL_ID, None)
+    samples = await handshake_requests(target, rng, 4)
+
+    def record(data: bytes) -> list[bytes]:
+        if len(samples) < 200:
+            samples.append(data)
+        return [data]
+
+    await vfc_session(address, rng, objects=2, ending="leave", seconds=0.5, outgoing=record)
+    where = f"{HOST}:{address[1]}"
+    finishing = spawn_client(
+        ["vfc", "bots", where, "--count", "3", "--duration", "2"], capture=True
+    )
+
+    def session(ending: str, **kwargs: Any) -> Callable[[], Awaitable[object]]:
+        return lambda: vfc_session(
+            address, rng, objects=rng.randrange(1, 4), ending=ending, seconds=0.5, **kwargs
+        )
+
+    async with asyncio.TaskGroup() as group:
+        for ending in ("leave", "vanish", "leave+change-id"):
+            group.create_task(_repeat(seconds, 100, session(ending)))
+        group.create_task(_repeat(seconds, 10, session("spam-change-id", outgoing=deny_acks)))
+        group.create_task(
+            _repeat(
+                seconds,
+                3,
+                lambda: kill_after(
+                    spawn_client(["vfc", "bots", where, "--count", "4", "--duration", "60"]), 2.0
+                ),
+            )
+        )
+        group.create_task(
+            _repeat(seconds, 20, lambda: half_open(target, rng, count=64, hold=seconds / 4))
+        )
+        group.create_task(
+            spray(address, rng, samples=samples, count=int(300 * seconds), seconds=seconds)
+        )
+    _, err = await asyncio.to_thread(finishing.communicate, b"", 30)
+    assert b"Traceback" not in err, err.decode()
+    return [finishing.returncode]
+
+
+async def _vfc_final(server: ServerProcess, address: Address, rng: random.Random) -> None:
+    """Two fresh clients join, one sees the other's object move; the server counts exactly them."""
+    (a, _), (b, _) = new_vfc(address, rng), new_vfc(address, rng)
+    async with open_endpoint(a, f"{HOST}:0") as ep_a, open_endpoint(b, f"{HOST}:0") as ep_b:
+        ep_a.flush()
+        ep_b.flush()
+        a.add_object(CubeOriObj(id=MINE, x=10.0, y=10.0))
+        b.add_object(CubeOriObj(id=MINE - 1, x=12.0, y=10.0))
+        ep_a.flush()
+        ep_b.flush()
+        await wait_joined(ep_a, a)
+        await wait_joined(ep_b, b)
+        avatar = a.get_object_ref(MINE)
+        seen: set[int] = set()
+        for step in range(100):
+            avatar.x = 10.0 + 0.05 * step
+            seen.update(b.get_updated_ids())
+            await asyncio.sleep(0.033)
+        assert MINE in seen
+        assert abs(b.get_object_ref(MINE).x - avatar.x) < 1.0
+        await _wait_stats(server, (2, 2), timeout=3.0)
+        a.disconnect()
+        b.disconnect()
+        ep_a.flush()
+        ep_b.flush()
+        await asyncio.sleep(0.2)
+    await _wait_stats(server, (0, 0), timeout=3.0)
+
+
+def test_vfc_server_survives_chaos(tmp_path: Path, processes: list[ServerProcess]) -> None:
+    server, address = _start(
+        processes,
+        tmp_path,
+        "vfc",
+        ["vfc", "serve", "--bind", f"{HOST}:0"],
+        r"vfc server on ([\d.]+):(\d+)",
+    )
+    rng = random.Random(SEED)
+    codes: list[int] = []
+
+    async def main() -> None:
+        codes.extend(await _vfc_chaos(address, random.Random(rng.random())))
+        _assert_healthy(server)
+        await _wait_stats(server, (0, 0), timeout=SETTLE)  # no ghosts once the timeouts ran
+        await _vfc_final(server, address, rng)
+
+    _run(main)
+    assert codes == [0]
+    _assert_healthy(server)
+    _assert_stops_cleanly(server)
+
+
+def test_vfc_bots_exit_with_one_error_line_when_the_server_dies(
+    tmp_path: Path, processes: list[ServerProcess]
+) -> None:
+    server, address = _start(
+        processes,
+        tmp_path,
+        "vfc",
+        ["vfc", "serve", "--bind", f"{HOST}:0"],
+        r"vfc server on ([\d.]+):(\d+)",
+    )
+    where = f"{HOST}:{address[1]}"
+    bots = spawn_client(["vfc", "bots", where, "--count", "3", "--duration", "60"], capture=True)
+    try:
+        for _ in range(100):
+            if server.stdout().count(" joined") >= 3:
+                break
+            time.sleep(0.1)
+        assert server.stdout().count(" joined") >= 3, server.stdout()
+        server.process.kill()
+        server.process.wait(10)
+        out, err = bots.communicate(b"", timeout=20)
+    finally:
+        if bots.poll() is None:
+            bots.kill()
+            bots.wait(10)
+    text = err.decode()
+    assert bots.returncode not in (0, None), (out, text)
+    assert "Traceback" not in text, text
+    assert [line for line in text.splitlines() if line.startswith("error:")] == [
+        line for line in text.splitlines() if "error" in line.lower()
+    ]
+    assert len([line for line in text.splitlines() if line.startswith("error:")]) == 1, text
+
+
+# -- lagless gossip lobby -------------------------------------------------------------------------
+
+
+async def _lobby_chaos(lobby: Address, rng: random.Random) -> int:
+    """Every behaviour against the lobby for CHAOS_SECONDS; return the finishing peer's status."""
+    seconds = CHAOS_SECONDS
+    where = f"{HOST}:{lobby[1]}"
+    finishing = spawn_client(["gossip", "peer", "--lobby", where, "--duration", "2"])
+    async with asyncio.TaskGroup() as group:
+        asks = group.create_task(_repeat(seconds, 100, lambda: ask_lobby(lobby)))
+        group.create_task(
+            _repeat(
+                seconds,
+                3,
+                lambda: kill_after(
+                    spawn_client(["gossip", "peer", "--lobby", where, "--duration", "60"]), 2.0
+                ),
+            )
+        )
+        group.create_task(
+            spray(
+                lobby,
+                rng,
+                samples=lobby_samples(lobby, rng, 600),
+                count=int(800 * seconds),
+                seconds=seconds,
+                sockets=64,
+            )
+        )
+    assert asks.result() >= 2
+    return await asyncio.to_thread(finishing.wait, 30)
+
+
+def test_lobby_survives_chaos(tmp_path: Path, processes: list[ServerProcess]) -> None:
+    server, address = _start(
+        processes,
+        tmp_path,
+        "lobby",
+        ["gossip", "lobby", "--port", "0"],
+        r"lobby on ([\d.]+):(\d+)",
+    )
+    rng = random.Random(SEED)
+    codes: list[int] = []
+
+    async def main() -> None:
+        codes.append(await _lobby_chaos(address, random.Random(rng.random())))
+        _assert_healthy(server)
+        listed = await ask_lobby(address)
+        assert listed.games  # the chaos heartbeats opened games that are still alive
+
+    _run(main)
+    assert codes == [0]
+    _assert_healthy(server)
+    _assert_stops_cleanly(server)
