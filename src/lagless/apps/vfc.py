@@ -5,6 +5,12 @@ UDP endpoint and prints joins, leaves and a traffic line per second; ``run_bots`
 ``VfcClient``s (one socket each, one process for all, unlike the thesis's one process per bot) and
 writes the ``Bots`` mobility into their avatars every 33 ms. Both use the transport's insecure
 mode (local development and the lab only), like the thesis's LAN setup.
+
+Decisions, pinned in ``tests/soak/test_chaos.py``: both runs stop cleanly when ``stop`` is set
+(the commands set it on SIGINT and SIGTERM); ``run_bots`` raises `ServerLost` as soon as every
+bot's connection has ended (the server died, never answered, or disconnected them all), instead
+of running out its duration with no server
+(``test_vfc_bots_exit_with_one_error_line_when_the_server_dies``).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lagless._types import Address
+from lagless.errors import LaglessError
 from lagless.interest.client import VfcClient
 from lagless.interest.control import CONTROL_CHANNEL, UPDATE_CHANNEL
 from lagless.interest.mobility import Bots, BotsConfig, get_map
@@ -27,9 +34,20 @@ from lagless.interest.session_events import ClientJoined, ClientLeft
 from lagless.io.endpoint import open_endpoint
 from lagless.transport import Client, NetcodeClientConfig, NetcodeServerConfig, Server
 
-__all__ = ["VFC_PROTOCOL_ID", "BotsSummary", "ServeSummary", "run_bots", "serve_vfc"]
+__all__ = [
+    "VFC_PROTOCOL_ID",
+    "BotsSummary",
+    "ServeSummary",
+    "ServerLost",
+    "run_bots",
+    "serve_vfc",
+]
 
 VFC_PROTOCOL_ID = 0x5646_4334_4650_5301  # "VFC4FPS\x01"
+
+
+class ServerLost(LaglessError):
+    """Every bot's connection to the VFC server ended: it died, never answered or left them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,14 +78,16 @@ async def serve_vfc(
     out: Callable[[str], None],
     duration: float | None = None,
     ready: Callable[[Address], None] | None = None,
+    stop: asyncio.Event | None = None,
 ) -> ServeSummary:
-    """Serve VFC on ``address`` for ``duration`` seconds (``None``: forever).
+    """Serve VFC on ``address`` for ``duration`` seconds (``None``: forever) or until ``stop``.
 
     Args:
         address: where to bind (and the public address).
         out: receives one line per join/leave and one traffic line per second.
         duration: seconds to run.
         ready: called with the bound address once the socket is open.
+        stop: set it (e.g. from a signal handler) to end the run cleanly.
     """
     transport = Server(
         config=NetcodeServerConfig(
@@ -82,7 +102,7 @@ async def serve_vfc(
         loop = asyncio.get_running_loop()
         stop_at = None if duration is None else loop.time() + duration
         next_report = loop.time() + 1.0
-        while stop_at is None or loop.time() < stop_at:
+        while (stop_at is None or loop.time() < stop_at) and not (stop and stop.is_set()):
             try:
                 event = await endpoint.receive(timeout=0.1)
             except TimeoutError:
@@ -117,6 +137,7 @@ async def run_bots(
     duration: float,
     out: Callable[[str], None],
     seed: int = 0,
+    stop: asyncio.Event | None = None,
 ) -> BotsSummary:
     """Connect ``count`` bot clients to ``server`` and move them for ``duration`` seconds.
 
@@ -127,6 +148,10 @@ async def run_bots(
         duration: seconds to run after connecting.
         out: receives progress lines.
         seed: mobility seed.
+        stop: set it (e.g. from a signal handler) to end the run early; the bots leave.
+
+    Raises:
+        ServerLost: every bot's connection ended (the server died or never answered).
     """
     rng = np.random.default_rng(seed)
     bots = Bots(BotsConfig(count=count, map=get_map(map_name)), rng=rng)
@@ -148,7 +173,12 @@ async def run_bots(
     replicas = 0
     try:
         stop_at = loop.time() + duration
-        while loop.time() < stop_at:
+        while loop.time() < stop_at and not (stop and stop.is_set()):
+            ended = [e.obj.transport.state for e in endpoints if e.obj.transport.state <= 0]
+            if len(ended) == count:
+                where = f"{server[0]}:{server[1]}"
+                reasons = ", ".join(sorted({state.name.lower() for state in ended}))
+                raise ServerLost(f"lost the VFC server at {where}: every bot ended ({reasons})")
             bots.step(ROUND_PERIOD, rng=rng)
             pos, vel = bots.positions, bots.velocity
             for i, endpoint in enumerate(endpoints):
