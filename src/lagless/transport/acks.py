@@ -52,7 +52,7 @@ from typing import Final, Generic, TypeVar
 
 from lagless.errors import ConfigError, LocalProtocolError
 from lagless.transport.rtt import RttEstimator
-from lagless.wire.seq import seq_add, seq_diff
+from lagless.wire.seq import seq_diff
 
 __all__ = [
     "ACK_BITS",
@@ -350,12 +350,19 @@ class _Sent:
         self.lost = False  # reported lost; kept so a late ack still yields an RTT sample
 
 
+Outcome = tuple[int, float, int, float, bool]
+"""A packet's fate inside the tracker: ``(sequence, send_time, size, rtt, lost)`` (a tuple costs
+a tenth of a `PacketAcked`; `AckTracker.poll_notifications` builds those from it)."""
+
+
 class AckTracker:
     """Sequence / ack state of one virtual connection, and its delivery notifications.
 
     Pure state machine: every method takes ``now`` (seconds, the driver's monotonic clock). Use:
     `next_send` for each outgoing packet, `on_receive` for each decoded incoming header, and
-    `poll_notifications` to pull `PacketAcked` / `PacketLost` events.
+    `poll_notifications` to pull `PacketAcked` / `PacketLost` events. The connection uses the
+    tuple forms `next_send_fields`, `status`, `on_receive_fields` and `take_outcomes`, which
+    build no objects per packet.
     """
 
     __slots__ = (
@@ -364,11 +371,12 @@ class AckTracker:
         "_config",
         "_in_flight",
         "_next_sequence",
-        "_notifications",
+        "_notes",
         "_peer_ack",
         "_peer_ack_bits",
         "_received",
         "_sent",
+        "late",
         "rtt",
     )
 
@@ -388,9 +396,12 @@ class AckTracker:
         self._received: SequenceBuffer[bool] = SequenceBuffer(self._config.received_window)
         self._ack = SEQUENCE_MODULUS - 1
         self._ack_bits = 0
-        self._notifications: list[PacketAcked | PacketLost] = []
+        self._notes: list[Outcome] = []
         self._peer_ack = SEQUENCE_MODULUS - 1  # newest ack field processed, and its bits
         self._peer_ack_bits = 0
+        self.late: list[int] = []
+        """Sequences acked after they were reported lost, oldest first; the owner reads and
+        clears it (a late ack is a spurious loss: the packet was delayed, not dropped)."""
 
     @property
     def next_sequence(self) -> int:
@@ -405,7 +416,7 @@ class AckTracker:
     def loss_timeout(self) -> float:
         """Seconds after sending at which an unacked packet is declared lost (see module doc)."""
         config = self._config
-        if not self.rtt.has_samples:
+        if not self.rtt.samples:
             return config.initial_loss_timeout
         return max(config.loss_rtt_factor * self.rtt.rtt, config.min_loss_timeout)
 
@@ -428,15 +439,26 @@ class AckTracker:
         """
         if size < 0:
             raise LocalProtocolError(f"size must be >= 0 bytes, got {size}")
+        sequence, ack, ack_bits = self.next_send_fields(now, size)
+        return AckHeader(sequence=sequence, ack=ack, ack_bits=ack_bits)
+
+    def next_send_fields(self, now: float, size: int) -> tuple[int, int, int]:
+        """`next_send` returning ``(sequence, ack, ack_bits)``; ``size`` (bytes) must be >= 0."""
         sequence = self._next_sequence
+        sent = self._sent
+        capacity = sent.size
         # Rule (c): a packet whose slot is about to be reused is lost.
         in_flight = self._in_flight
-        while in_flight and seq_diff(sequence, in_flight[0]) >= self._sent.size:
+        while in_flight and (sequence - in_flight[0]) & 0xFFFF >= capacity:
             self._declare_lost(in_flight.popleft())
-        self._sent.insert(sequence, _Sent(send_time=now, size=size))
+        # sequences are allocated in order, so the slot is the only one to (over)write
+        slot = sequence & (capacity - 1)
+        sent._sequences[slot] = sequence
+        sent._values[slot] = _Sent(now, size)
+        sent._newest = sequence
         in_flight.append(sequence)
-        self._next_sequence = seq_add(sequence, 1)
-        return AckHeader(sequence=sequence, ack=self._ack, ack_bits=self._ack_bits)
+        self._next_sequence = (sequence + 1) & 0xFFFF
+        return sequence, self._ack, self._ack_bits
 
     def classify(self, sequence: int) -> ReceiveStatus:
         """Say what `on_receive` would do with ``sequence``, changing nothing.
@@ -449,6 +471,17 @@ class AckTracker:
         if sequence in self._received:
             return ReceiveStatus.DUPLICATE
         return ReceiveStatus.ACCEPTED
+
+    def status(self, sequence: int) -> int:
+        """`classify` as a plain int (0 accepted, 1 duplicate, 2 stale) for a 16-bit sequence."""
+        received = self._received
+        newest = received._newest
+        if newest is None:
+            return 0
+        behind = (newest - sequence) & 0xFFFF
+        if received._size <= behind < 0x8000:
+            return 2
+        return 1 if received._sequences[sequence & (received._size - 1)] == sequence else 0
 
     def on_receive(self, header: AckHeader, now: float) -> ReceiveResult:
         """Process the header of a received packet.
@@ -463,12 +496,29 @@ class AckTracker:
         Returns:
             Whether the packet is new, and which packets it newly acknowledged.
         """
-        sequence = header.sequence
-        status = self.classify(sequence)
+        status = self.classify(header.sequence)
         if status is not ReceiveStatus.ACCEPTED:
             return ReceiveResult(status=status, acked=())
+        before = len(self._notes)
+        self.on_receive_fields(header.sequence, header.ack, header.ack_bits, now)
+        acked = tuple(
+            PacketAcked(sequence=seq, send_time=sent, size=size, rtt=rtt)
+            for seq, sent, size, rtt, lost in self._notes[before:]
+            if not lost
+        )
+        return ReceiveResult(status=ReceiveStatus.ACCEPTED, acked=acked)
+
+    def on_receive_fields(self, sequence: int, ack: int, ack_bits: int, now: float) -> None:
+        """`on_receive` for a header already checked with `status` (it returned 0).
+
+        Args:
+            sequence: The packet's sequence number.
+            ack: Its ack field.
+            ack_bits: Its ack bitfield.
+            now: Arrival time in seconds.
+        """
         self._record_received(sequence)
-        return ReceiveResult(status=ReceiveStatus.ACCEPTED, acked=self._process_acks(header, now))
+        self._process_acks(ack, ack_bits, now)
 
     def _record_received(self, sequence: int) -> None:
         newest = self._received.newest
@@ -488,62 +538,92 @@ class AckTracker:
         elif -ahead <= ACK_BITS:
             self._ack_bits |= 1 << (-ahead - 1)
 
-    def _process_acks(self, header: AckHeader, now: float) -> tuple[PacketAcked, ...]:
-        ack = header.ack
-        if seq_diff(ack, self._next_sequence) >= 0:
-            return ()  # a "future" ack: this side never sent that sequence (module doc)
-        acked: list[PacketAcked] = []
+    def _process_acks(self, ack: int, ack_bits: int, now: float) -> None:
+        if (ack - self._next_sequence) & 0xFFFF <= 0x8000:
+            return  # a "future" ack: this side never sent that sequence (module doc)
         # Only bits the previous header did not already carry can acknowledge anything new: a
         # sequence it carried was removed from the sent buffer then (or was not in it).
-        bits = header.ack_bits
+        bits = ack_bits
         shift = seq_diff(ack, self._peer_ack)
         if shift == 0:
             bits &= ~self._peer_ack_bits
         elif 0 < shift <= ACK_BITS:
             bits &= ~(self._peer_ack_bits << shift | 1 << (shift - 1))
         if shift >= 0:
-            self._peer_ack, self._peer_ack_bits = ack, header.ack_bits
+            self._peer_ack, self._peer_ack_bits = ack, ack_bits
         # Oldest first: the highest set bit down to bit 0, then the ack itself.
         while bits:
             n = bits.bit_length() - 1
             bits ^= 1 << n
-            self._acknowledge((ack - 1 - n) & 0xFFFF, now, acked)
-        newest = self._acknowledge(ack, now, acked)
-        if newest is not None:
-            self.rtt.on_sample(newest.rtt)
+            self._acknowledge((ack - 1 - n) & 0xFFFF, now)
+        rtt = self._acknowledge(ack, now)
+        if rtt is not None:
+            self.rtt.on_sample(rtt)
         # Rule (b): unresolved packets more than 32 behind the ack can never be acked now.
         in_flight = self._in_flight
-        while in_flight and seq_diff(ack, in_flight[0]) > ACK_BITS:
+        while in_flight and (ack - in_flight[0]) & 0xFFFF > ACK_BITS:
+            if (ack - in_flight[0]) & 0xFFFF > 0x8000:
+                break  # in_flight[0] is newer than the ack
             self._declare_lost(in_flight.popleft())
-        return tuple(acked)
 
-    def _acknowledge(
-        self, sequence: int, now: float, acked: list[PacketAcked]
-    ) -> PacketAcked | None:
-        sent = self._sent.remove(sequence)
-        if sent is None:
+    def _acknowledge(self, sequence: int, now: float) -> float | None:
+        """Resolve ``sequence`` as acked; return its round trip (s), or None if unknown."""
+        sent_buffer = self._sent
+        slot = sequence & (sent_buffer._size - 1)
+        if sent_buffer._sequences[slot] != sequence:
             return None
-        event = PacketAcked(
-            sequence=sequence, send_time=sent.send_time, size=sent.size, rtt=now - sent.send_time
-        )
+        sent = sent_buffer._values[slot]
+        sent_buffer._sequences[slot] = None
+        sent_buffer._values[slot] = None
+        assert sent is not None  # invariant: a slot holding a sequence holds its record
+        rtt = now - sent.send_time
         if sent.lost:
             # Already reported lost: no second notification, but the round trip is real. Without
             # it a path whose RTT exceeds the initial loss timeout would never get a sample and
             # every packet would stay "lost" forever (test_acks.py::test_late_ack_feeds_rtt).
-            return event
-        acked.append(event)
-        self._notifications.append(event)
-        return event
+            self.late.append(sequence)
+            return rtt
+        self._notes.append((sequence, sent.send_time, sent.size, rtt, False))
+        return rtt
 
     def _declare_lost(self, sequence: int) -> None:
         sent = self._sent.find(sequence)
         if sent is not None and not sent.lost:
             sent.lost = True
-            self._notifications.append(
-                PacketLost(
-                    sequence=sequence, send_time=sent.send_time, size=sent.size, rtt=self.rtt.rtt
-                )
-            )
+            self._notes.append((sequence, sent.send_time, sent.size, self.rtt.rtt, True))
+
+    def take_outcomes(self, now: float) -> list[Outcome]:
+        """`poll_notifications` as ``(sequence, send_time, size, rtt, lost)`` tuples.
+
+        Args:
+            now: Current time in seconds.
+
+        Returns:
+            Pending outcomes, oldest first; the caller owns the list.
+        """
+        in_flight = self._in_flight
+        if in_flight:
+            timeout = self.loss_timeout()
+            sent_buffer = self._sent
+            mask = sent_buffer._size - 1
+            sequences = sent_buffer._sequences
+            values = sent_buffer._values
+            while in_flight:
+                head = in_flight[0]
+                slot = head & mask
+                sent = values[slot] if sequences[slot] == head else None
+                if sent is not None and sent.lost:
+                    in_flight.popleft()
+                    continue
+                # the same sum as next_loss_deadline, so a timer fired at that deadline always
+                # resolves the packet (now - timeout could round the other way and spin the driver)
+                if sent is not None and sent.send_time + timeout > now:
+                    break
+                self._declare_lost(in_flight.popleft())
+        out = self._notes
+        if out:
+            self._notes = []
+        return out
 
     def poll_notifications(self, now: float) -> list[PacketAcked | PacketLost]:
         """Declare timed-out packets lost, then return and clear all pending notifications.
@@ -557,27 +637,19 @@ class AckTracker:
         Returns:
             Pending notifications, oldest first.
         """
-        timeout = self.loss_timeout()
-        in_flight = self._in_flight
-        while in_flight:
-            sent = self._sent.find(in_flight[0])
-            if sent is not None and sent.lost:
-                in_flight.popleft()
-                continue
-            # the same sum as next_loss_deadline, so a timer fired at that deadline always
-            # resolves the packet (now - timeout could round the other way and spin the driver)
-            if sent is not None and sent.send_time + timeout > now:
-                break
-            self._declare_lost(in_flight.popleft())
-        out = self._notifications
-        self._notifications = []
-        return out
+        return [
+            PacketLost(sequence=seq, send_time=sent, size=size, rtt=rtt)
+            if lost
+            else PacketAcked(sequence=seq, send_time=sent, size=size, rtt=rtt)
+            for seq, sent, size, rtt, lost in self.take_outcomes(now)
+        ]
 
     def next_loss_deadline(self) -> float | None:
         """Absolute time (seconds) at which the oldest in-flight packet times out, or None."""
         in_flight = self._in_flight
+        sent_buffer = self._sent
         while in_flight:
-            sent = self._sent.find(in_flight[0])
+            sent = sent_buffer.find(in_flight[0])
             if sent is not None and not sent.lost:
                 return sent.send_time + self.loss_timeout()
             in_flight.popleft()  # already resolved

@@ -30,14 +30,22 @@ connection on it (STYLE §4).
 Decisions:
 
 * Pacing is a token bucket: tokens accrue at the congestion controller's send rate (packets per
-  second; good mode starts at 60 Hz and grows by AIMD while pacing holds a backlog back, bad mode
-  15 Hz, against Gaffer on Games' 30/10 Hz, because a 256 KiB reliable message at 30 Hz would
-  take 7 s) up to ``max_burst`` (at most 32) packets
+  second; good mode starts at 90 packets/s, above a 60 Hz tick with its 10 Hz clock sync, and
+  grows by slow start and then AIMD while pacing holds a backlog back, up to 50 000 packets/s;
+  bad mode 15 Hz, against Gaffer on Games' 30/10 Hz, because a 256 KiB reliable message at 30 Hz
+  would take 7 s) up to ``max_burst`` (at most 32) packets
   (``test_connection.py::test_bad_link_lowers_send_rate``). A payload with records or time
   messages takes a token; an ack-only payload takes none (QUIC does not pace pure acks either),
   else a 60 Hz ping-pong waits a tick for its acks; it stays bounded, one per received batch of
   ack-eliciting payloads
   (``test_transport_costs.py::test_ack_only_payloads_take_no_pacing_token_and_stay_bounded``).
+* A sender held back by pacing wakes when ``rate x 1 ms`` tokens (at least one, at most the
+  burst) have accrued, not at every token: at 20 000 packets/s that is one wake-up per 20
+  packets instead of one per packet, the 1 ms granularity of QUIC pacers and OS timers
+  (``test_connection.py::test_pacing_wakes_once_per_quantum``).
+* ``next_timer`` is cached: the deadline is recomputed once after the calls that change it
+  (receiving, timers, building payloads) and `send` only moves it earlier, so a driver may ask
+  after every pump for free.
 * The header acks only the newest 33 packets, so a receiver queues an ack-only payload at once
   when ``ack_frequency`` (16) ack-eliciting payloads arrived since it last sent (QUIC's ack
   frequency); it is built while receiving, so a driver that reads many datagrams before pumping
@@ -58,6 +66,18 @@ Decisions:
   payload, stamping its clock and how long it held the request (Cristian's ``I``).
 * Messages are stamped with the time of the last input the connection saw, so `send` needs no
   ``now`` argument; the driver's next pump flushes them.
+* Every queue is bounded. Sending: each reliable channel holds at most ``send_queue_limit``
+  messages (`SendQueueFull` beyond), each unreliable one drops its oldest unsent message beyond
+  it, at most ``reliable_window`` reliable messages are in flight per channel, the sent-packet
+  records at most ``sent_buffer_size`` / ``sent_packet_history`` packets (older ones count as
+  lost), the ack-only outbox at most one payload per ``ack_frequency`` received packets between
+  two pumps. Receiving: reordering buffers at most ``reliable_window`` messages per channel,
+  half-reassembled messages at most ``reassembly_memory_limit`` bytes and live at most
+  ``fragment_timeout`` seconds (``lagless.transport.fragment``), and the event queue is drained
+  by the owner after every call (`take_events` or `next_event`); a driver that stops draining
+  it must stop feeding datagrams too (the io endpoints pause reading).
+* A packet declared lost and acked later was late, not lost: the loss estimate takes it back and
+  the congestion controller undoes the decrease it caused (``lagless.transport.congestion``).
 """
 
 from __future__ import annotations
@@ -65,21 +85,13 @@ from __future__ import annotations
 import enum
 import logging
 import struct
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from lagless.errors import ConfigError
-from lagless.transport.acks import (
-    ACK_HEADER_SIZE,
-    AckConfig,
-    AckTracker,
-    PacketAcked,
-    ReceiveStatus,
-    decode_header,
-    encode_header,
-)
+from lagless.transport.acks import ACK_HEADER_SIZE, AckConfig, AckTracker, Outcome
 from lagless.transport.clocksync import (
     TIME_REQUEST_SIZE,
     TIME_RESPONSE_SIZE,
@@ -110,6 +122,7 @@ FLAG_TIME_REQUEST: Final = 0x01
 FLAG_TIME_RESPONSE: Final = 0x02
 _KNOWN_FLAGS: Final = FLAG_TIME_REQUEST | FLAG_TIME_RESPONSE
 _FLAGS: Final = struct.Struct("<B")
+_HEAD: Final = struct.Struct("<HHIB")  # the ack header (acks.py) and the flags byte
 OVERHEAD: Final = ACK_HEADER_SIZE + _FLAGS.size  # bytes before any time message or record
 MESSAGE_BUDGET: Final = MAX_PAYLOAD - OVERHEAD - TIME_REQUEST_SIZE - TIME_RESPONSE_SIZE  # bytes
 RESEND_RTT_FACTOR: Final = 1.25  # resend delay = 1.25 x SRTT + 4 x jitter (floored per channel)
@@ -117,6 +130,7 @@ RESEND_JITTER_FACTOR: Final = 4.0
 MAX_ACK_FREQUENCY: Final = 16  # ack-eliciting packets a receiver may leave unacknowledged: half
 # of the 32-bit ack field, so a header always still covers every packet of the previous ack
 MAX_BURST: Final = 32  # packets; the 32-bit ack field plus the ack itself cover 33
+PACING_GRANULARITY: Final = 0.001  # seconds of tokens a held-back sender waits for per wake-up
 _WHOLE_TOKEN: Final = 1.0 - 1e-9  # a token refilled up to rounding counts as whole, or the
 # deadline ``tokens_at + (1 - tokens) / rate`` rounds to ``now`` and the driver spins
 
@@ -135,7 +149,7 @@ def _default_messages() -> MessageLayerConfig:
 
 
 def _default_congestion() -> CongestionConfig:
-    return CongestionConfig(good_send_rate=60.0, bad_send_rate=15.0)
+    return CongestionConfig(good_send_rate=90.0, bad_send_rate=15.0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -275,7 +289,10 @@ class Connection:
         self._resend_good = False  # congestion mode was GOOD when the resend delay was last set
         self._tokens = float(self.config.max_burst)
         self._tokens_at = now
-        self._events: deque[TransportEvent] = deque()
+        self._timer: float | None = None  # cached next_timer(), valid unless _stale
+        self._stale = True
+        self._events: list[TransportEvent] = []
+        self._event_head = 0  # next_event() reads _events from here
         self._dropped: Counter[PayloadDropReason] = Counter()
         self._sent = self._received = self._acked = self._lost = 0
 
@@ -290,7 +307,12 @@ class Connection:
 
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
-        return self._messages.send(channel, payload, self._now)
+        message_id = self._messages.send(channel, payload, self._now)
+        if not self._stale:
+            due = max(self._now, self._token_time())
+            if self._timer is None or due < self._timer:
+                self._timer = due
+        return message_id
 
     @property
     def violation(self) -> MessageDropReason | None:
@@ -339,49 +361,47 @@ class Connection:
 
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
-        self._advance(now)
-        decoded = decode_header(data)
-        if decoded is None or decoded[1] >= len(data):
+        if now > self._now:
+            self._now = now
+        self._stale = True
+        if len(data) <= OVERHEAD - 1:
             self._dropped[PayloadDropReason.MALFORMED] += 1
             return
-        header, offset = decoded
-        status = self._acks.classify(header.sequence)
-        if status is not ReceiveStatus.ACCEPTED:
-            reason = (
-                PayloadDropReason.DUPLICATE
-                if status is ReceiveStatus.DUPLICATE
-                else PayloadDropReason.STALE
-            )
+        sequence, ack, ack_bits, flags = _HEAD.unpack_from(data)
+        status = self._acks.status(sequence)
+        if status:
+            reason = PayloadDropReason.DUPLICATE if status == 1 else PayloadDropReason.STALE
             self._dropped[reason] += 1
             return
-        flags = data[offset]
-        offset += 1
+        offset = OVERHEAD
         request: TimeRequest | None = None
         response: TimeResponse | None = None
-        if flags & ~_KNOWN_FLAGS:
-            self._dropped[PayloadDropReason.MALFORMED] += 1
-            return
-        for bit in (FLAG_TIME_REQUEST, FLAG_TIME_RESPONSE):
-            if not flags & bit:
-                continue
-            message = decode_time_message(data, offset)
-            if message is None:
+        if flags:
+            if flags & ~_KNOWN_FLAGS:
                 self._dropped[PayloadDropReason.MALFORMED] += 1
                 return
-            parsed, offset = message
-            if bit == FLAG_TIME_REQUEST and isinstance(parsed, TimeRequest):
-                request = parsed
-            elif bit == FLAG_TIME_RESPONSE and isinstance(parsed, TimeResponse):
-                response = parsed
-            else:
-                self._dropped[PayloadDropReason.MALFORMED] += 1
-                return
-        if self._messages.read_packet(data[offset:], now) is not None:
+            for bit in (FLAG_TIME_REQUEST, FLAG_TIME_RESPONSE):
+                if not flags & bit:
+                    continue
+                message = decode_time_message(data, offset)
+                if message is None:
+                    self._dropped[PayloadDropReason.MALFORMED] += 1
+                    return
+                parsed, offset = message
+                if bit == FLAG_TIME_REQUEST and isinstance(parsed, TimeRequest):
+                    request = parsed
+                elif bit == FLAG_TIME_RESPONSE and isinstance(parsed, TimeResponse):
+                    response = parsed
+                else:
+                    self._dropped[PayloadDropReason.MALFORMED] += 1
+                    return
+        size = len(data)
+        if offset < size and self._messages.read_packet(data[offset:], now) is not None:
             self._dropped[PayloadDropReason.MESSAGES] += 1
             return
-        self._acks.on_receive(header, now)
+        self._acks.on_receive_fields(sequence, ack, ack_bits, now)
         self._received += 1
-        self._bandwidth.on_received(now, len(data))
+        self._bandwidth.on_received(now, size)
         if request is not None and not self._is_client:
             self._time_response = (request.client_time, now)
         if response is not None and self._clock is not None:
@@ -393,7 +413,7 @@ class Connection:
             )
         # QUIC's rule: only a payload carrying messages elicits an ack, else two idle peers would
         # ack each other's acks forever; a time request is answered by its response anyway.
-        if offset < len(data):
+        if offset < size:
             self._unacked += 1
             if self._unacked >= self.config.ack_frequency:
                 self._outbox.append(self._build(now, ack_only=True))
@@ -422,22 +442,20 @@ class Connection:
                     self._congestion.on_held_back()
             if self._ack_due is not None and self._ack_due <= now:
                 out.append(self._build(now, ack_only=True))
-            return out
+            break
+        self._timer = self._deadline(wish)
+        self._stale = False
+        return out
 
     def next_timer(self) -> float | None:
-        """Absolute time (s) of the next deadline: a send, an ack, a time request or a loss."""
-        candidates: list[float] = []
-        if self._outbox:
-            candidates.append(self._now)
-        wake = self._next_send_wish()
-        if wake is not None:
-            candidates.append(max(wake, self._token_time()))
-        if self._ack_due is not None:
-            candidates.append(self._ack_due)
-        loss = self._acks.next_loss_deadline()
-        if loss is not None:
-            candidates.append(loss)
-        return min(candidates) if candidates else None
+        """Absolute time (s) of the next deadline: a send, an ack, a time request or a loss.
+
+        Cached (see the module docstring): O(1) unless a call since the last one changed it.
+        """
+        if self._stale:
+            self._timer = self._deadline(self._next_send_wish())
+            self._stale = False
+        return self._timer
 
     def handle_timer(self, now: float) -> None:
         """Run what is due at ``now`` (s): loss detection; sending happens in the next pump.
@@ -445,41 +463,81 @@ class Connection:
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
         self._advance(now)
+        self._stale = True
         self._collect(now)
 
     def next_event(self) -> TransportEvent | None:
         """Return the next message, delivery or packet event, or None."""
-        return self._events.popleft() if self._events else None
+        events = self._events
+        head = self._event_head
+        if head >= len(events):
+            return None
+        event = events[head]
+        head += 1
+        if head == len(events):
+            events.clear()
+            head = 0
+        self._event_head = head
+        return event
+
+    def take_events(self) -> list[TransportEvent]:
+        """Return every event waiting, oldest first (the batch form of `next_event`).
+
+        One call instead of one `next_event` per message; the caller owns the list.
+        """
+        events = self._events
+        if self._event_head:
+            del events[: self._event_head]
+            self._event_head = 0
+        self._events = []
+        return events
 
     # -- internals ----------------------------------------------------------------------------
 
     def _advance(self, now: float) -> None:
         if now > self._now:
             self._now = now
-        rate = self._congestion.send_rate
-        elapsed = max(0.0, now - self._tokens_at)
-        self._tokens = min(float(self.config.max_burst), self._tokens + elapsed * rate)
-        self._tokens_at = max(self._tokens_at, now)
+        elapsed = now - self._tokens_at
+        if elapsed > 0.0:
+            tokens = self._tokens + elapsed * self._congestion.send_rate
+            burst = float(self.config.max_burst)
+            self._tokens = tokens if tokens < burst else burst
+            self._tokens_at = now
 
     def _token_time(self) -> float:
-        if self._tokens >= _WHOLE_TOKEN:
+        """When the next send may go (s): now with a whole token, else once a quantum accrued."""
+        tokens = self._tokens
+        if tokens >= _WHOLE_TOKEN:
             return self._tokens_at
-        return self._tokens_at + (1.0 - self._tokens) / self._congestion.send_rate
+        rate = self._congestion.send_rate
+        quantum = min(float(self.config.max_burst), max(1.0, rate * PACING_GRANULARITY))
+        return self._tokens_at + (quantum - tokens) / rate
+
+    def _deadline(self, wish: float | None) -> float | None:
+        best = self._now if self._outbox else None
+        if wish is not None:
+            token = self._token_time()
+            wake = wish if wish > token else token
+            if best is None or wake < best:
+                best = wake
+        ack_due = self._ack_due
+        if ack_due is not None and (best is None or ack_due < best):
+            best = ack_due
+        loss = self._acks.next_loss_deadline()
+        if loss is not None and (best is None or loss < best):
+            best = loss
+        return best
 
     def _next_send_wish(self) -> float | None:
         """Earliest time (s) this side wants to send messages or time messages, ignoring pacing."""
-        wishes: list[float] = []
-        if self._messages.has_pending(self._now):
-            wishes.append(self._now)
-        else:
-            resend = self._messages.next_resend_time()
-            if resend is not None:
-                wishes.append(resend)
-        if self._time_response is not None:
-            wishes.append(self._now)
-        if self._next_time_request is not None:
-            wishes.append(self._next_time_request)
-        return min(wishes) if wishes else None
+        now = self._now
+        if self._time_response is not None or self._messages.has_pending(now):
+            return now
+        wish = self._messages.next_resend_time()
+        request = self._next_time_request
+        if request is not None and (wish is None or request < wish):
+            return request
+        return wish
 
     def _build(self, now: float, *, ack_only: bool = False) -> bytes:
         flags = 0
@@ -502,95 +560,108 @@ class Connection:
             )
             self._time_response = None
         body = self._messages.write_packet(sequence, now) or b""
-        return self._seal(now, flags, b"".join((*extras, body)))
+        if extras:
+            body = b"".join((*extras, body))
+        return self._seal(now, flags, body)
 
     def _seal(self, now: float, flags: int, rest: bytes) -> bytes:
         """Prefix the ack header and flags to ``rest``; record the packet as sent."""
         size = OVERHEAD + len(rest)
-        header = self._acks.next_send(now, size)
+        sequence, ack, ack_bits = self._acks.next_send_fields(now, size)
         self._ack_due = None
         self._unacked = 0
         self._sent += 1
         self._bandwidth.on_sent(now, size)
-        return b"".join((encode_header(header), _FLAGS.pack(flags), rest))
+        return _HEAD.pack(sequence, ack, ack_bits, flags) + rest
 
     def _collect(self, now: float) -> None:
-        """Turn ack notifications into message-layer updates, estimates and events."""
+        """Turn ack outcomes into message-layer updates, estimates and events."""
+        acks = self._acks
+        outcomes = acks.take_outcomes(now)
+        if outcomes:
+            self._on_outcomes(outcomes, now)
+        if acks.late:
+            for sequence in acks.late:
+                self._loss.on_late_ack()
+                self._congestion.on_spurious_loss(sequence)
+            acks.late.clear()
+        messages = self._messages
+        if messages.delivered_waiting:
+            client_index = self.client_index
+            connection_id = self.connection_id
+            self._events += [
+                MessageDelivered(
+                    client_index=client_index,
+                    connection_id=connection_id,
+                    channel=channel,
+                    message_id=message_id,
+                )
+                for channel, message_id in messages.take_delivered()
+            ]
+        if messages.received_waiting:
+            client_index = self.client_index
+            connection_id = self.connection_id
+            self._events += [
+                MessageReceived(
+                    client_index=client_index,
+                    connection_id=connection_id,
+                    channel=channel,
+                    message_id=message_id,
+                    payload=payload,
+                )
+                for channel, message_id, payload in messages.take_received()
+            ]
+
+    def _on_outcomes(self, outcomes: list[Outcome], now: float) -> None:
+        """Apply the outcomes of `AckTracker.take_outcomes`."""
         packet_events = self.config.packet_events
-        notes = self._acks.poll_notifications(now)
-        for note in notes:
-            ack_only = note.sequence in self._ack_only
+        messages = self._messages
+        loss = self._loss
+        ack_only = self._ack_only
+        acked_bytes = 0
+        for sequence, send_time, size, _, lost in outcomes:
             if ack_only:
-                self._ack_only.discard(note.sequence)
-            if isinstance(note, PacketAcked):
+                ack_only_packet = sequence in ack_only
+                if ack_only_packet:
+                    ack_only.discard(sequence)
+            else:
+                ack_only_packet = False
+            if not lost:
                 self._acked += 1
-                self._messages.on_packet_acked(note.sequence)
-                self._loss.on_outcome(lost=False)
-                self._bandwidth.on_acked(now, note.size)
+                messages.on_packet_acked(sequence)
+                loss.on_outcome(lost=False)
+                acked_bytes += size
                 if packet_events:
                     self._events.append(
                         PacketDelivered(
                             client_index=self.client_index,
                             connection_id=self.connection_id,
-                            sequence=note.sequence,
+                            sequence=sequence,
                         )
                     )
             else:
                 self._lost += 1
-                self._messages.on_packet_lost(note.sequence)
-                self._loss.on_outcome(lost=True)
-                if not ack_only:  # an ack-only payload to a silent peer is never acked
-                    self._congestion.on_loss(note.send_time, now)
+                messages.on_packet_lost(sequence)
+                loss.on_outcome(lost=True)
+                if not ack_only_packet:  # an ack-only payload to a silent peer is never acked
+                    self._congestion.on_loss(send_time, now, sequence)
                 if packet_events:
                     self._events.append(
                         PacketLost(
                             client_index=self.client_index,
                             connection_id=self.connection_id,
-                            sequence=note.sequence,
+                            sequence=sequence,
                         )
                     )
-        if self._rtt.has_samples:
-            self._update_estimates(now)
-        messages = self._messages
-        if messages.delivered_waiting:
-            self._collect_delivered()
-        if messages.received_waiting:
-            self._collect_received()
-
-    def _update_estimates(self, now: float) -> None:
+        if acked_bytes:
+            self._bandwidth.on_acked(now, acked_bytes)
         rtt = self._rtt
-        congestion = self._congestion
-        congestion.on_statistics(rtt.rtt, self._loss.loss, now, rtt.rtt_min)
-        good = congestion.mode is CongestionMode.GOOD
-        if rtt.samples != self._rtt_samples or good is not self._resend_good:
-            self._rtt_samples = rtt.samples
-            self._resend_good = good
-            delay = RESEND_RTT_FACTOR * rtt.rtt + RESEND_JITTER_FACTOR * rtt.jitter
-            self._messages.set_resend_delay(delay if good else 0.0)
-
-    def _collect_delivered(self) -> None:
-        delivered = self._messages.next_delivered()
-        while delivered is not None:
-            self._events.append(
-                MessageDelivered(
-                    client_index=self.client_index,
-                    connection_id=self.connection_id,
-                    channel=delivered.channel,
-                    message_id=delivered.message_id,
-                )
-            )
-            delivered = self._messages.next_delivered()
-
-    def _collect_received(self) -> None:
-        received = self._messages.next_received()
-        while received is not None:
-            self._events.append(
-                MessageReceived(
-                    client_index=self.client_index,
-                    connection_id=self.connection_id,
-                    channel=received.channel,
-                    message_id=received.message_id,
-                    payload=received.payload,
-                )
-            )
-            received = self._messages.next_received()
+        if rtt.samples:
+            congestion = self._congestion
+            congestion.on_statistics(rtt.rtt, loss.loss, now, rtt.rtt_min)
+            good = congestion.mode is CongestionMode.GOOD
+            if rtt.samples != self._rtt_samples or good is not self._resend_good:
+                self._rtt_samples = rtt.samples
+                self._resend_good = good
+                delay = RESEND_RTT_FACTOR * rtt.rtt + RESEND_JITTER_FACTOR * rtt.jitter
+                messages.set_resend_delay(delay if good else 0.0)

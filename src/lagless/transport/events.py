@@ -4,6 +4,11 @@ Implements the application side of spec 004 §4.4.2 (per-packet delivery notific
 Tribes model) and §4.4.4 (messages delivered with their delivery policy). The connection events
 (``ClientConnected``, ``Connected``, ``Disconnected``, ...) come from the netcode layer, in
 `lagless.transport.netcode_events`; `Event` is the union a `Server` or `Client` returns.
+
+Decision: these classes are ``slots=True`` but not frozen. A frozen dataclass sets every field
+through ``object.__setattr__`` and costs about three times as much to build, and one
+`MessageReceived` and one `MessageDelivered` are built per message on the hot path; treat the
+events as read-only values all the same (they compare by value and are not hashable).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from lagless.transport.message_errors import MessageDropReason
 from lagless.transport.netcode_events import NetcodeEvent
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TransportEvent:
     """Base class of the reliability layer's events."""
 
@@ -26,7 +31,7 @@ class TransportEvent:
     carried (pass it to `Server.send`); on a client the ordinal of its connections (1, 2, ...)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MessageReceived(TransportEvent):
     """A message arrived: in order on reliable-ordered channels, once on reliable ones."""
 
@@ -38,7 +43,7 @@ class MessageReceived(TransportEvent):
     """The message bytes, reassembled if it was fragmented."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MessageDelivered(TransportEvent):
     """A reliable message this side sent is acknowledged in full by the peer."""
 
@@ -48,7 +53,7 @@ class MessageDelivered(TransportEvent):
     """The id `send` returned."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PacketDelivered(TransportEvent):
     """A payload packet this side sent was acknowledged (only with ``packet_events``)."""
 
@@ -56,7 +61,7 @@ class PacketDelivered(TransportEvent):
     """Its 16-bit packet sequence number."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PacketLost(TransportEvent):
     """A payload packet this side sent was declared lost (only with ``packet_events``)."""
 
@@ -64,7 +69,7 @@ class PacketLost(TransportEvent):
     """Its 16-bit packet sequence number."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ConnectionViolated(TransportEvent):
     """The authenticated peer broke the message protocol; the connection is being closed."""
 

@@ -198,6 +198,15 @@ class LossEstimator:
         if lost:
             self._lost += 1
 
+    def on_late_ack(self) -> None:
+        """Take back the newest loss in the window: that packet was acked late, not lost."""
+        outcomes = self._outcomes
+        for back in range(len(outcomes) - 1, -1, -1):
+            if outcomes[back]:
+                outcomes[back] = False
+                self._lost -= 1
+                return
+
     @property
     def loss(self) -> float:
         """Lost fraction in [0, 1] over the window (0.0 with no outcomes)."""
