@@ -16,6 +16,14 @@ Ambiguity decisions, pinned in ``tests/interest/test_server.py``:
 * An update record for an object the sender does not own, or a malformed datagram, is counted in
   ``drops`` by reason and ignored (``test_foreign_records_are_dropped``).
 * ``kick`` sends ``Kick`` reliably and frees the connection ``kick_grace`` seconds later.
+* ``Leave`` takes effect at once: the client's objects are deleted and ``ClientLeft`` is queued
+  before the next message is read, so messages behind it in the same packet (``ChangeClientId``,
+  ``AddObject``, even ``Join``) are dropped as ``not_joined`` or ``gone``
+  (``test_server_robustness.py::test_leave_then_change_client_id_in_one_packet``).
+* Clients are named by the transport's never-reused connection ids, and a verb on a connection
+  that has gone away is a no-op there, so a client that times out while the server is still
+  telling it about another leaving client is no error, and every leave removes the client
+  from the policy: no ghosts (``test_server_robustness.py::test_clients_timing_out_together``).
 * ``encoding="records"`` (default) sends the thesis's bitmap-compressed records;
   ``encoding="delta"`` sends each record as its quantised difference from the last value that
   client acknowledged (``Welcome`` tells the client which). Acknowledgement is at the application
@@ -338,7 +346,9 @@ class VfcServer:
             self.drops["malformed_control"] += 1
             return
         if isinstance(message, Join):
-            if conn not in self._conn_client:
+            if not self.transport.is_connected(conn):
+                self.drops["gone"] += 1
+            elif conn not in self._conn_client:
                 self._join(conn, now)
             return
         client = self._conn_client.get(conn)
@@ -359,6 +369,7 @@ class VfcServer:
                 reply = ClientIdChanged(client_id=self._public[client], accepted=not taken)
                 self._send_control(conn, reply)
             case Leave():
+                self._leave(conn)
                 self.transport.disconnect(conn)
             case _:
                 self.drops["wrong_direction"] += 1
