@@ -1,30 +1,45 @@
-"""Transport benchmark: lagless Server/Client against ENet (pyenet) over loopback, same run.
+"""Transport benchmark: lagless Server/Client against ENet (pyenet) and raw UDP over loopback.
 
 Measures, for each stack: (1) reliable-ordered throughput of N messages of 100 and of 1000 bytes
 sent one way until all are delivered, (2) round-trip time p50/p99 of a 32-byte reliable ping-pong
 at 60 Hz, (3) bytes on the wire per 100-byte reliable message, counted on both ends including
 acks, keep-alives and clock sync, once in bulk (the throughput run) and once at 60 Hz (one message
-per tick), and (4) for lagless alone the sans-I/O cost per message with no sockets: two
+per tick), and (4) for lagless alone the sans-I/O CPU cost per message with no sockets: two
 `Connection` objects, and a `Server` and `Client` (netcode + ChaCha20-Poly1305) shuttled in memory.
+A third stack, raw UDP, runs only the ping-pong: two asyncio datagram endpoints in the same loop
+shape as lagless's (a protocol callback queues the datagram, an awaiting task echoes or records
+it), the floor any asyncio transport pays.
 
-Stacks: "lagless" is the default configuration (AIMD pacing from 60 packets/s, burst 32: what a
-game gets); "lagless 1 kHz" starts pacing at 1000 packets/s to show the CPU-bound ceiling. Each
-lagless stack measures one connection once both ends report GOOD congestion mode (they start in
-it since the AIMD change; the wait guards against a BAD drop during the handshake). Both
-are secure (connect token, per-packet AEAD) and driven by `lagless.io.endpoint.open_endpoint`
-on the stock asyncio loop. ENet has no encryption; it runs the usual game loop of
-``host.service(0)`` on both hosts in one thread (busy polling, so its RTT has no event-loop
+lagless runs its default configuration (what a game gets: pacing from 90 packets/s with slow
+start, ceiling 50 000 packets/s) and measures one connection once both ends report GOOD congestion
+mode. It is secure (connect token, per-packet AEAD) and driven by
+`lagless.io.endpoint.open_endpoint` on the stock asyncio loop; the application drains events in
+batches (``receive_batch``) as a game loop would. ENet has no encryption; it runs the usual game
+loop of ``host.service(0)`` on both hosts in one thread (busy polling, so its RTT has no event-loop
 wake-up in it). Wire bytes are UDP payload bytes (lagless netcode statistics, ENet
 ``totalSentData``) plus 28 bytes of IPv4 + UDP header per datagram.
 
-Run: ``lagless bench transport`` or ``python benchmarks/transport.py [--quick]``.
-Import: ``run(quick, ...) -> list[dict]`` (one row per stack and measure).
+The goals of issue 11 are printed beside the results (goal, measured, met):
+
+* reliable 100 B and 1000 B throughput at least 0.5 x ENet's;
+* RTT p50 of the 60 Hz ping-pong at most 2 x raw UDP's;
+* sans-I/O cost of the `Connection` pair at most 4 µs per 100 B message (CPU time,
+  ``time.process_time``, so other processes on the machine do not count).
+
+Run: ``lagless bench transport [--quick] [--json]`` or
+``python benchmarks/transport.py [--quick] [--json]``; ``--json`` prints exactly one JSON object
+(``goals`` with the four ratios and costs, ``rows`` with every measure) on stdout. A progress
+line goes to stderr while it runs.
+Import: ``run(quick, ...) -> list[dict]`` (one row per stack and measure) and
+``goals(rows) -> list[dict]``.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import json
 import math
 import socket
 import statistics
@@ -44,7 +59,6 @@ from lagless.io.endpoint import AsyncEndpoint, open_endpoint
 from lagless.transport import (
     Client,
     ClientConnected,
-    CongestionConfig,
     CongestionMode,
     Connected,
     Connection,
@@ -68,17 +82,16 @@ TRICKLE_SIZE: Final = 100  # bytes
 DRAIN_TIMEOUT: Final = 30.0  # seconds to wait for the last deliveries and acks before failing
 SEQ: Final = struct.Struct("<I")
 
-LAGLESS: Final = "lagless"
-LAGLESS_FAST: Final = "lagless 1 kHz"
-ENET: Final = "ENet"
-STACKS: Final = (LAGLESS, LAGLESS_FAST, ENET)
+QUEUE: Final = 1024  # messages a lagless reliable channel queues (send_queue_limit)
 
-CONFIGS: Final = {
-    LAGLESS: ConnectionConfig(),
-    LAGLESS_FAST: ConnectionConfig(
-        congestion=CongestionConfig(good_send_rate=1000.0, bad_send_rate=1000.0)
-    ),
-}
+LAGLESS: Final = "lagless"
+ENET: Final = "ENet"
+RAW_UDP: Final = "raw UDP"
+STACKS: Final = (LAGLESS, ENET)  # every network measure
+RTT_STACKS: Final = (LAGLESS, ENET, RAW_UDP)  # the ping-pong only
+RTT_P50: Final = "RTT p50, 32 B at 60 Hz"
+RTT_P99: Final = "RTT p99, 32 B at 60 Hz"
+SANSIO_100: Final = "sans-I/O Connection pair, 100 B"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,8 +110,19 @@ class Sizes:
     """Messages of 100 and of 1000 bytes through the in-memory pairs."""
 
 
-FULL: Final = Sizes(small=5000, large=1000, ping_seconds=3.0, trickle_seconds=2.0, memory=5000)
-QUICK: Final = Sizes(small=400, large=60, ping_seconds=0.7, trickle_seconds=0.4, memory=300)
+FULL: Final = Sizes(small=20000, large=5000, ping_seconds=3.0, trickle_seconds=2.0, memory=5000)
+QUICK: Final = Sizes(small=3000, large=600, ping_seconds=0.7, trickle_seconds=0.4, memory=1000)
+
+
+def _progress(step: str) -> None:
+    """Say on stderr what the benchmark measures now (one line, rewritten on a terminal)."""
+    if sys.stderr.isatty():
+        sys.stderr.write(f"\r\x1b[Kbench transport: {step}")
+        if not step:
+            sys.stderr.write("\r\x1b[K")
+    elif step:
+        sys.stderr.write(f"bench transport: {step}\n")
+    sys.stderr.flush()
 
 
 @dataclass(slots=True, kw_only=True)
@@ -216,17 +240,20 @@ def _discard(ep: AsyncEndpoint[Server] | AsyncEndpoint[Client]) -> int:
 
 
 async def _lagless_transfer(pair: Pair, count: int, size: int) -> Transfer:
-    """Send ``count`` messages as fast as the channel takes them; wait for every ack."""
+    """Send ``count`` messages as fast as the channel takes them; wait for every ack.
+
+    Both ends take their events in batches and the sender refills its queue once per batch.
+    """
     server_ep, client_ep, _ = pair
     done = asyncio.get_running_loop().create_future()
 
     async def consume() -> None:
         expected = 0
         while expected < count:
-            event = await server_ep.receive()
-            if isinstance(event, MessageReceived):
-                assert _seq(event.payload) == expected  # invariant: reliable-ordered
-                expected += 1
+            for event in await server_ep.receive_batch(timeout=DRAIN_TIMEOUT):
+                if isinstance(event, MessageReceived):
+                    assert _seq(event.payload) == expected  # invariant: reliable-ordered
+                    expected += 1
         done.set_result(time.perf_counter())
 
     consumer = asyncio.create_task(consume())
@@ -235,11 +262,12 @@ async def _lagless_transfer(pair: Pair, count: int, size: int) -> Transfer:
     sent = delivered = 0
     while delivered < count:
         if sent < count:
+            last = min(count, delivered + QUEUE)
             sent = client_ep.call(
-                lambda c, s=sent: _fill(lambda p: c.send(RELIABLE, p), s, count, size)
+                lambda c, s=sent, e=last: _fill(lambda p: c.send(RELIABLE, p), s, e, size)
             )
-        await client_ep.wait_for(MessageDelivered, timeout=DRAIN_TIMEOUT)
-        delivered += 1
+        for event in await client_ep.receive_batch(timeout=DRAIN_TIMEOUT):
+            delivered += isinstance(event, MessageDelivered)
     finished = await asyncio.wait_for(done, DRAIN_TIMEOUT)
     await consumer
     after = _lagless_wire(server_ep, client_ep)
@@ -301,6 +329,59 @@ async def _lagless_rtt(pair: Pair, seconds: float) -> list[float]:
     echoer.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await echoer
+    return rtts
+
+
+# -- raw UDP over loopback (asyncio datagram endpoints, the floor) ---------------------------
+
+
+class _Queued(asyncio.DatagramProtocol):
+    """Queues every datagram for a task to await, the shape of the lagless endpoint's events."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[tuple[bytes, Address]] = asyncio.Queue()
+
+    def datagram_received(self, data: bytes, addr: tuple[str | object, ...]) -> None:
+        self.queue.put_nowait((data, (str(addr[0]), int(addr[1]))))  # type: ignore[call-overload]
+
+
+async def _raw_udp_rtt(seconds: float) -> list[float]:
+    """32-byte datagram at 60 Hz, echoed by a task on the server side; return the round trips."""
+    loop = asyncio.get_running_loop()
+    server_transport, server = await loop.create_datagram_endpoint(_Queued, local_addr=(HOST, 0))
+    port = server_transport.get_extra_info("sockname")[1]
+    client_transport, client = await loop.create_datagram_endpoint(
+        _Queued, remote_addr=(HOST, port)
+    )
+    count = max(2, round(seconds / TICK))
+    sent_at: dict[int, float] = {}
+    rtts: list[float] = []
+
+    async def echo() -> None:
+        while True:
+            data, addr = await server.queue.get()
+            server_transport.sendto(data, addr)
+
+    async def collect() -> None:
+        while len(rtts) < count:
+            data, _ = await client.queue.get()
+            rtts.append(time.perf_counter() - sent_at[_seq(data)])
+
+    echoer = asyncio.create_task(echo())
+    collector = asyncio.create_task(collect())
+    try:
+        start = loop.time()
+        for k in range(count):
+            await asyncio.sleep(max(0.0, start + k * TICK - loop.time()))
+            sent_at[k] = time.perf_counter()
+            client_transport.sendto(_payload(k, PING_SIZE))
+        await asyncio.wait_for(collector, DRAIN_TIMEOUT)
+    finally:
+        echoer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await echoer
+        client_transport.close()
+        server_transport.close()
     return rtts
 
 
@@ -456,29 +537,32 @@ def _events(obj: _Pumped) -> list[object]:
 
 
 def _memory_connections(count: int, size: int) -> float:
-    """Microseconds per message through two `Connection` objects on an event-driven fake clock."""
+    """CPU microseconds per message through two `Connection` objects on an event-driven fake clock.
+
+    Events are taken in batches (`Connection.take_events`), as `Server` and `Client` can.
+    """
     now = 0.0
     a = Connection(now=now, is_client=True)
     b = Connection(now=now, is_client=False)
     sent = received = 0
-    start = time.perf_counter()
+    start = time.process_time()
     while received < count:
         sent = _fill(lambda p: a.send(RELIABLE, p), sent, count, size)
         for payload in a.payloads_to_send(now):
             b.receive_payload(payload, now)
         for payload in b.payloads_to_send(now):
             a.receive_payload(payload, now)
-        received += sum(isinstance(e, MessageReceived) for e in _events(b))
-        _events(a)
+        received += sum(isinstance(e, MessageReceived) for e in b.take_events())
+        a.take_events()
         timers = [t for t in (a.next_timer(), b.next_timer()) if t is not None]
         now = max(now, min(timers, default=now))
         a.handle_timer(now)
         b.handle_timer(now)
-    return (time.perf_counter() - start) / count * 1e6
+    return (time.process_time() - start) / count * 1e6
 
 
 def _memory_server_client(count: int, size: int) -> float:
-    """Microseconds per message through a `Server` and `Client` (handshake excluded)."""
+    """CPU microseconds per message through a `Server` and `Client` (handshake excluded)."""
     now = 0.0
     server_addr: Address = (HOST, 40000)
     client_addr: Address = (HOST, 50000)
@@ -511,11 +595,11 @@ def _memory_server_client(count: int, size: int) -> float:
         step()
     assert client.connected  # invariant: the in-memory handshake completes
     sent = received = 0
-    start = time.perf_counter()
+    start = time.process_time()
     while received < count:
         sent = _fill(lambda p: client.send(RELIABLE, p), sent, count, size)
         received += step()
-    return (time.perf_counter() - start) / count * 1e6
+    return (time.process_time() - start) / count * 1e6
 
 
 # -- the run ----------------------------------------------------------------------------------
@@ -540,6 +624,13 @@ def _transfer_rows(stack: str, small: Transfer, large: Transfer, sizes: Sizes) -
     return rows
 
 
+def _rtt_rows(stack: str, rtts: list[float]) -> list[Row]:
+    return [
+        _row(stack, RTT_P50, "ms", statistics.median(rtts) * 1e3),
+        _row(stack, RTT_P99, "ms", _percentile(rtts, 0.99) * 1e3),
+    ]
+
+
 def _stack_rows(
     stack: str, small: Transfer, large: Transfer, trickle: Transfer, rtts: list[float], sizes: Sizes
 ) -> list[Row]:
@@ -547,8 +638,7 @@ def _stack_rows(
     return [
         *_transfer_rows(stack, small, large, sizes),
         _row(stack, "wire per 100 B msg, 60 Hz", "B", trickle.per_message(count)),
-        _row(stack, "RTT p50, 32 B at 60 Hz", "ms", statistics.median(rtts) * 1e3),
-        _row(stack, "RTT p99, 32 B at 60 Hz", "ms", _percentile(rtts, 0.99) * 1e3),
+        *_rtt_rows(stack, rtts),
     ]
 
 
@@ -565,21 +655,23 @@ async def _lagless_all(
 
 
 def run(quick: bool = False, *, sizes: Sizes | None = None) -> list[Row]:
-    """Measure every stack; return one row per (stack, measure) with the ratio to ENet.
+    """Measure every stack; return one row per (stack, measure) with the ratios.
 
     Args:
-        quick: Use `QUICK` sizes (< 15 s) instead of `FULL` (< 2 min).
+        quick: Use `QUICK` sizes (< 15 s) instead of `FULL` (< 1 min).
         sizes: Explicit sizes; overrides ``quick``.
 
     Returns:
-        Rows with ``stack``, ``measure``, ``unit``, ``value`` and ``vs_enet`` (value divided by
-        ENet's value for the same measure, or None where ENet has no counterpart).
+        Rows with ``stack``, ``measure``, ``unit``, ``value``, ``vs_enet`` (value divided by
+        ENet's value for the same measure, or None where ENet has no counterpart) and
+        ``vs_raw_udp`` (the same against raw UDP, for the round-trip rows only).
     """
     chosen = sizes if sizes is not None else (QUICK if quick else FULL)
-    rows: list[Row] = []
-    for stack in (LAGLESS, LAGLESS_FAST):
-        results = asyncio.run(_lagless_all(CONFIGS[stack], chosen))
-        rows += _stack_rows(stack, *results, chosen)
+    _progress("lagless over loopback (throughput, 60 Hz trickle, ping-pong)")
+    rows = _stack_rows(LAGLESS, *asyncio.run(_lagless_all(ConnectionConfig(), chosen)), chosen)
+    _progress("raw UDP ping-pong")
+    rows += _rtt_rows(RAW_UDP, asyncio.run(_raw_udp_rtt(chosen.ping_seconds)))
+    _progress("ENet over loopback")
     rows += _stack_rows(
         ENET,
         _enet_transfer(chosen.small, 100),
@@ -589,6 +681,7 @@ def run(quick: bool = False, *, sizes: Sizes | None = None) -> list[Row]:
         chosen,
     )
     for size in (100, 1000):
+        _progress(f"sans-I/O, {size} B messages in memory")
         rows.append(
             _row(
                 LAGLESS,
@@ -605,52 +698,139 @@ def run(quick: bool = False, *, sizes: Sizes | None = None) -> list[Row]:
                 _memory_server_client(chosen.memory, size),
             )
         )
-    enet_values = {(r["measure"], r["unit"]): r["value"] for r in rows if r["stack"] == ENET}
-    for r in rows:
-        base = enet_values.get((r["measure"], r["unit"]))
-        r["vs_enet"] = None if base is None else float(r["value"]) / float(base)
+    _progress("")
+    for base_stack, key in ((ENET, "vs_enet"), (RAW_UDP, "vs_raw_udp")):
+        base = {(r["measure"], r["unit"]): r["value"] for r in rows if r["stack"] == base_stack}
+        for r in rows:
+            value = base.get((r["measure"], r["unit"]))
+            r[key] = None if value is None else _float(r["value"]) / _float(value)
     return rows
 
 
-def main() -> None:
-    """Run the benchmark (``--quick`` for the short version) and print a rich table."""
-    quick = "--quick" in sys.argv[1:]
-    rows = run(quick=quick)
+def _number(rows: list[Row], stack: str, measure: str, unit: str, key: str = "value") -> float:
+    """The field ``key`` of the one row of ``stack`` for ``measure`` in ``unit``, as a float."""
+    (match,) = [r for r in rows if (r["stack"], r["measure"], r["unit"]) == (stack, measure, unit)]
+    value = match[key]
+    assert isinstance(value, int | float)  # invariant: run() fills the ratio of this row
+    return float(value)
+
+
+def goals(rows: list[Row]) -> list[Row]:
+    """Return the goals of issue 11 with what this run measured and whether each is met.
+
+    Args:
+        rows: What `run` returned.
+
+    Returns:
+        One dict per goal: ``key`` (the JSON name), ``goal`` (text), ``measured``, ``met``.
+    """
+    measured = [
+        (
+            "reliable_100B_vs_enet",
+            "reliable 100 B throughput >= 0.5 x ENet",
+            _number(rows, LAGLESS, "throughput 100 B", "msg/s", "vs_enet"),
+            0.5,
+            False,
+        ),
+        (
+            "reliable_1000B_vs_enet",
+            "reliable 1000 B throughput >= 0.5 x ENet",
+            _number(rows, LAGLESS, "throughput 1000 B", "msg/s", "vs_enet"),
+            0.5,
+            False,
+        ),
+        (
+            "rtt_p50_vs_raw_udp",
+            "60 Hz RTT p50 <= 2 x raw UDP",
+            _number(rows, LAGLESS, RTT_P50, "ms", "vs_raw_udp"),
+            2.0,
+            True,
+        ),
+        (
+            "sansio_us_per_msg",
+            "sans-I/O <= 4 µs per 100 B message",
+            _number(rows, LAGLESS, SANSIO_100, "µs/msg"),
+            4.0,
+            True,
+        ),
+    ]
+    return [
+        {
+            "key": key,
+            "goal": text,
+            "measured": value,
+            "met": value <= bound if at_most else value >= bound,
+        }
+        for key, text, value, bound, at_most in measured
+    ]
+
+
+def _float(value: object) -> float:
+    assert isinstance(value, int | float)  # invariant: rows hold numbers
+    return float(value)
+
+
+def _format(value: float) -> str:
+    return f"{value:,.{2 if abs(value) < 100 else 0}f}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the benchmark and print a rich table and the goals (or one JSON object with --json)."""
+    parser = argparse.ArgumentParser(
+        prog="lagless bench transport", description=(__doc__ or "").split("\n")[0]
+    )
+    parser.add_argument("--quick", action="store_true", help="short run (< 15 s)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    sizes = QUICK if args.quick else FULL
+    rows = run(quick=args.quick)
+    met = goals(rows)
+    if args.json:
+        summary: dict[str, object] = {str(g["key"]): g["measured"] for g in met}
+        summary["goals"] = met
+        summary["rows"] = rows
+        summary["sizes"] = {"small": sizes.small, "large": sizes.large, "quick": args.quick}
+        sys.stdout.write(json.dumps(summary) + "\n")
+        return
     measures = list(dict.fromkeys((str(r["measure"]), str(r["unit"])) for r in rows))
     cell = {(r["stack"], r["measure"], r["unit"]): r for r in rows}
-    sizes = QUICK if quick else FULL
     table = Table(
-        title=f"transport over loopback: lagless vs ENet ({'quick' if quick else 'full'} run, "
-        f"{sizes.small} × 100 B, {sizes.large} × 1000 B)"
+        title=f"transport over loopback: lagless vs ENet ({'quick' if args.quick else 'full'} "
+        f"run, {sizes.small} × 100 B, {sizes.large} × 1000 B)"
     )
     table.add_column("measure", no_wrap=True)
     table.add_column("unit")
-    for stack in STACKS:
+    for stack in RTT_STACKS:
         table.add_column(stack, justify="right")
-    for stack in (LAGLESS, LAGLESS_FAST):
-        table.add_column(f"{stack} / ENet", justify="right")
+    table.add_column("lagless / ENet", justify="right")
+    table.add_column("lagless / raw UDP", justify="right")
     for measure, unit in measures:
         values = []
-        for stack in STACKS:
+        for stack in RTT_STACKS:
             r = cell.get((stack, measure, unit))
-            values.append(
-                "—"
-                if r is None
-                else f"{float(r['value']):,.{2 if float(r['value']) < 100 else 0}f}"
-            )
-        ratios = []
-        for stack in (LAGLESS, LAGLESS_FAST):
-            r = cell.get((stack, measure, unit))
-            ratios.append(
-                "—" if r is None or r["vs_enet"] is None else f"{float(r['vs_enet']):.3f}"
-            )
+            values.append("—" if r is None else _format(_float(r["value"])))
+        r = cell.get((LAGLESS, measure, unit))
+        ratios = [
+            "—" if r is None or r[key] is None else f"{_float(r[key]):.3f}"
+            for key in ("vs_enet", "vs_raw_udp")
+        ]
         table.add_row(measure, unit, *values, *ratios)
     console = Console(width=max(Console().width, 120))
     console.print(table)
+    goal_table = Table(title="issue 11 goals (this run)")
+    goal_table.add_column("goal", no_wrap=True)
+    goal_table.add_column("measured", justify="right")
+    goal_table.add_column("met")
+    for g in met:
+        goal_table.add_row(
+            str(g["goal"]), f"{_float(g['measured']):.3f}", "yes" if g["met"] else "no"
+        )
+    console.print(goal_table)
     console.print(
-        "lagless: secure (token + ChaCha20-Poly1305), asyncio endpoints, measured in GOOD "
-        "congestion mode; ENet: no encryption, busy service(0) loop. Wire bytes include 28 B "
-        "IPv4+UDP header per datagram. sans-I/O rows: CPU time per message, no sockets."
+        "lagless: secure (token + ChaCha20-Poly1305), asyncio endpoints, default configuration, "
+        "measured in GOOD congestion mode; ENet: no encryption, busy service(0) loop; raw UDP: "
+        "asyncio datagram endpoints, a task echoes. Wire bytes include 28 B IPv4+UDP header per "
+        "datagram. sans-I/O rows: CPU time per message, no sockets."
     )
 
 

@@ -8,6 +8,7 @@ message cannot cost fewer than 100 bytes on the wire).
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import sys
 from pathlib import Path
@@ -51,6 +52,8 @@ def test_every_stack_reports_every_network_measure(
     assert len(network) == 8
     for stack in bench.STACKS:
         assert {(r["measure"], r["unit"]) for r in rows if r["stack"] == stack} >= network
+    raw = {(r["measure"], r["unit"]) for r in rows if r["stack"] == bench.RAW_UDP}
+    assert raw == {(bench.RTT_P50, "ms"), (bench.RTT_P99, "ms")}
 
 
 def test_values_are_positive_and_finite(rows: list[dict[str, object]]) -> None:
@@ -92,3 +95,42 @@ def test_in_memory_rows_cover_both_pairs_and_sizes(rows: list[dict[str, object]]
         for pair in ("Connection pair", "Server+Client")
         for size in (100, 1000)
     }
+
+
+def test_goals_report_the_four_numbers_of_this_run(
+    bench: ModuleType, rows: list[dict[str, object]]
+) -> None:
+    goals = {g["key"]: g for g in bench.goals(rows)}
+    assert set(goals) == {
+        "reliable_100B_vs_enet",
+        "reliable_1000B_vs_enet",
+        "rtt_p50_vs_raw_udp",
+        "sansio_us_per_msg",
+    }
+    rtt = _value(rows, bench.LAGLESS, bench.RTT_P50, "ms") / _value(
+        rows, bench.RAW_UDP, bench.RTT_P50, "ms"
+    )
+    assert goals["rtt_p50_vs_raw_udp"]["measured"] == pytest.approx(rtt)
+    assert goals["rtt_p50_vs_raw_udp"]["met"] is (rtt <= 2.0)
+    cost = _value(rows, bench.LAGLESS, bench.SANSIO_100, "µs/msg")
+    assert goals["sansio_us_per_msg"]["measured"] == pytest.approx(cost)
+    assert goals["sansio_us_per_msg"]["met"] is (cost <= 4.0)
+
+
+def test_json_output_is_one_object(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tiny = bench.Sizes(small=30, large=6, ping_seconds=0.1, trickle_seconds=0.05, memory=20)
+    monkeypatch.setattr(bench, "QUICK", tiny)
+    bench.main(["--quick", "--json"])
+    out = capsys.readouterr().out
+    (line,) = out.splitlines()
+    summary = json.loads(line)
+    for key in (
+        "reliable_100B_vs_enet",
+        "reliable_1000B_vs_enet",
+        "rtt_p50_vs_raw_udp",
+        "sansio_us_per_msg",
+    ):
+        assert math.isfinite(summary[key])
+    assert len(summary["goals"]) == 4
