@@ -13,6 +13,8 @@ from lagless.transport.fragment import Fragmenter, Reassembler
 from lagless.transport.message_errors import MessageDropReason, MessageViolation
 from lagless.transport.packer import MessageLayer, encode_record
 
+T0 = 1000.0  # seconds; a non-zero epoch
+
 
 @pytest.mark.parametrize(
     ("size", "count", "last"),
@@ -31,13 +33,13 @@ def test_split_sizes(size: int, count: int, last: int) -> None:
 def test_reassembles_in_any_order_and_counts_repeats() -> None:
     r = Reassembler(fragment_size=4, memory_limit=64)
     parts = [b"abcd", b"efgh", b"ij"]
-    assert r.add((0, 7), 2, 3, parts[2]) is None
+    assert r.add((0, 7), 2, 3, parts[2], now=T0) is None
     assert r.memory == 12
-    assert r.add((0, 7), 0, 3, parts[0]) is None
-    assert r.add((0, 7), 0, 3, parts[0]) is None
+    assert r.add((0, 7), 0, 3, parts[0], now=T0) is None
+    assert r.add((0, 7), 0, 3, parts[0], now=T0) is None
     assert r.duplicates == 1
     assert len(r) == 1
-    assert r.add((0, 7), 1, 3, parts[1]) == b"abcdefghij"
+    assert r.add((0, 7), 1, 3, parts[1], now=T0) == b"abcdefghij"
     assert len(r) == 0
     assert r.memory == 12  # held until the channel releases it
     r.release(r.reserved_for(3))
@@ -47,17 +49,17 @@ def test_reassembles_in_any_order_and_counts_repeats() -> None:
 
 def test_fragment_count_mismatch_is_violation() -> None:
     r = Reassembler(fragment_size=4, memory_limit=64)
-    r.add((1, 1), 0, 3, b"abcd")
+    r.add((1, 1), 0, 3, b"abcd", now=T0)
     with pytest.raises(MessageViolation) as info:
-        r.add((1, 1), 1, 4, b"efgh")
+        r.add((1, 1), 1, 4, b"efgh", now=T0)
     assert info.value.reason is MessageDropReason.FRAGMENT_MISMATCH
 
 
 def test_memory_limit_is_violation_and_allocates_nothing() -> None:
     r = Reassembler(fragment_size=4, memory_limit=20)
-    r.add((0, 1), 0, 3, b"abcd")  # reserves 12
+    r.add((0, 1), 0, 3, b"abcd", now=T0)  # reserves 12
     with pytest.raises(MessageViolation) as info:
-        r.add((0, 2), 0, 3, b"abcd")  # would reserve 24
+        r.add((0, 2), 0, 3, b"abcd", now=T0)  # would reserve 24
     assert info.value.reason is MessageDropReason.REASSEMBLY_MEMORY
     assert r.memory == 12
     assert len(r) == 1
@@ -101,6 +103,34 @@ def test_adversarial_fragments_never_exceed_limit(packets: list[list[tuple]]) ->
         assert reason is None or reason in stats.dropped
     while layer.next_received() is not None:
         pass
+
+
+def test_idle_partial_expires() -> None:
+    r = Reassembler(fragment_size=4, memory_limit=100, timeout=10.0)
+    r.add((0, 1), 0, 3, b"abcd", now=T0)
+    r.add((0, 2), 0, 3, b"abcd", now=T0 + 1.0)
+    r.add((0, 1), 1, 3, b"efgh", now=T0 + 5.0)  # progress: message 1 is touched again
+    assert r.next_expiry() == T0 + 11.0  # message 2 is now the least recently touched
+    assert r.expire(T0 + 10.9) == []
+    assert r.expire(T0 + 11.0) == [(0, 2)]
+    assert (r.memory, r.expired, len(r)) == (12, 1, 1)
+    assert r.expire(T0 + 15.0) == [(0, 1)]
+    assert (r.memory, r.expired, len(r), r.next_expiry()) == (0, 2, 0, None)
+
+
+def test_expired_reliable_message_closes_the_connection() -> None:
+    layer = MessageLayer(config=_CFG)
+    out = bytearray()
+    encode_record(out, 0, 0, bytes(64), 0, 3)  # one fragment of three, the rest never comes
+    assert layer.read_packet(bytes(out), T0) is None
+    assert layer.statistics().reassembly_memory == 192
+    out = bytearray()
+    encode_record(out, 2, 0, b"unreliable traffic still flows")
+    assert layer.read_packet(bytes(out), T0 + 9.0) is None
+    assert layer.read_packet(bytes(out), T0 + 10.0) is MessageDropReason.REASSEMBLY_TIMEOUT
+    stats = layer.statistics()
+    assert (stats.reassembly_memory, stats.reassembly_expired) == (0, 1)
+    assert layer.violation is MessageDropReason.REASSEMBLY_TIMEOUT
 
 
 def test_memory_overflow_reported_as_violation() -> None:

@@ -628,7 +628,7 @@ class ReliableReceiver:
         self._received: set[int] = set()
 
     def receive(
-        self, message_id: int, payload: bytes, index: int = -1, count: int = 1
+        self, message_id: int, payload: bytes, index: int = -1, count: int = 1, now: float = 0.0
     ) -> MessageDropReason | None:
         """Take one record (a whole message, or fragment ``index`` of ``count``).
 
@@ -637,6 +637,7 @@ class ReliableReceiver:
             payload: Record data.
             index: Fragment index, or -1 for an unfragmented message.
             count: Number of fragments (1 when unfragmented).
+            now: Arrival time (seconds); a fragment keeps its partial message from expiring.
 
         Returns:
             ``DUPLICATE`` for a message already received, else None.
@@ -660,7 +661,9 @@ class ReliableReceiver:
             return MessageDropReason.DUPLICATE
         reserved = 0
         if index >= 0:
-            whole = self._reassembler.add((self.channel, message_id), index, count, payload)
+            whole = self._reassembler.add(
+                (self.channel, message_id), index, count, payload, now=now
+            )
             if whole is None:
                 return None
             reserved = self._reassembler.reserved_for(count)

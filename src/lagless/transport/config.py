@@ -162,6 +162,9 @@ class MessageLayerConfig:
     in the other packets small messages go first, so neither kind starves."""
     sent_packet_history: int = 1024
     """Sent packets whose contents are remembered for acks; older ones are treated as lost."""
+    fragment_timeout: float = 10.0
+    """Seconds without a new fragment after which a half-reassembled message is dropped and the
+    connection closes (``REASSEMBLY_TIMEOUT``); 10 s is netcode's connection timeout."""
 
     def __post_init__(self) -> None:
         """Validate field ranges and cross-field limits; raise ``ConfigError`` naming the field."""
@@ -203,6 +206,10 @@ class MessageLayerConfig:
         _check(
             16 <= self.sent_packet_history <= 32768,
             f"sent_packet_history must be in [16, 32768], got {self.sent_packet_history}",
+        )
+        _check(
+            0.0 < self.fragment_timeout <= 3600.0,
+            f"fragment_timeout must be in (0, 3600] seconds, got {self.fragment_timeout}",
         )
         largest = self.fragment_size * self.max_fragments
         for i in range(len(self.channels)):

@@ -22,6 +22,15 @@ Decisions:
   (``test_channels.py::test_sender_admission``).
 * Fragments of a message already complete are counted as duplicates by the channel before they
   reach the reassembler; a repeated fragment of an incomplete message is counted here.
+* A half-reassembled message expires when no new fragment of it arrived for ``timeout`` seconds
+  (``MessageLayerConfig.fragment_timeout``, 10 s: netcode's connection timeout): its reservation
+  is released and it is counted in ``expired`` (``test_fragment.py::test_idle_partial_expires``).
+  Idle time rather than age, because a 256 KiB message on a 15 packets/s link takes 17 s and
+  more to arrive while making progress all along. The fragments already acked are never sent
+  again, so an expired reliable message can never complete; the message layer reports it as
+  ``REASSEMBLY_TIMEOUT`` and the connection closes instead of stalling its channel for ever.
+  Partials sit in least-recently-touched order, so `Reassembler.expire` looks at the stale ones
+  only.
 """
 
 from __future__ import annotations
@@ -80,6 +89,7 @@ class Fragmenter:
 class _Partial:
     count: int
     reserved: int
+    touched: float  # seconds: when its last new fragment arrived
     received: int = 0
     parts: dict[int, bytes] = field(default_factory=dict)
 
@@ -87,14 +97,24 @@ class _Partial:
 class Reassembler:
     """Collects fragments per (channel, message id) under a per-connection memory bound."""
 
-    __slots__ = ("_partials", "duplicates", "fragment_size", "memory", "memory_limit", "peak")
+    __slots__ = (
+        "_partials",
+        "duplicates",
+        "expired",
+        "fragment_size",
+        "memory",
+        "memory_limit",
+        "peak",
+        "timeout",
+    )
 
-    def __init__(self, *, fragment_size: int, memory_limit: int) -> None:
+    def __init__(self, *, fragment_size: int, memory_limit: int, timeout: float = 10.0) -> None:
         """Create an empty reassembler.
 
         Args:
             fragment_size: Payload bytes of every non-last fragment (bytes).
             memory_limit: Most bytes reserved at once (bytes, per connection).
+            timeout: Seconds without a new fragment after which a partial message expires.
         """
         self.fragment_size = fragment_size
         """Payload bytes of every non-last fragment (bytes)."""
@@ -106,13 +126,19 @@ class Reassembler:
         """Largest value ``memory`` has taken (bytes)."""
         self.duplicates = 0
         """Repeated fragments of incomplete messages seen."""
+        self.timeout = timeout
+        """Seconds without a new fragment after which a partial message expires."""
+        self.expired = 0
+        """Partial messages dropped by `expire`."""
         self._partials: dict[tuple[int, int], _Partial] = {}
 
     def __len__(self) -> int:
         """Return the number of incomplete messages held."""
         return len(self._partials)
 
-    def add(self, key: tuple[int, int], index: int, count: int, data: bytes) -> bytes | None:
+    def add(
+        self, key: tuple[int, int], index: int, count: int, data: bytes, *, now: float
+    ) -> bytes | None:
         """Store one fragment; return the whole message once its last fragment arrives.
 
         The caller has already checked the record grammar (``index < count``, fragment lengths)
@@ -124,6 +150,7 @@ class Reassembler:
             index: Fragment index.
             count: Number of fragments of the message (2..256).
             data: Fragment payload.
+            now: Arrival time (seconds).
 
         Returns:
             The reassembled payload, or ``None`` while fragments are missing (or on a repeat).
@@ -137,7 +164,7 @@ class Reassembler:
             reserved = count * self.fragment_size
             if self.memory + reserved > self.memory_limit:
                 raise MessageViolation(MessageDropReason.REASSEMBLY_MEMORY)
-            partial = _Partial(count=count, reserved=reserved)
+            partial = _Partial(count=count, reserved=reserved, touched=now)
             self._partials[key] = partial
             self.memory += reserved
             self.peak = max(self.peak, self.memory)
@@ -148,10 +175,41 @@ class Reassembler:
             return None
         partial.parts[index] = data
         partial.received += 1
+        partial.touched = now
+        del self._partials[key]  # re-insert: the dict stays in least-recently-touched order
+        self._partials[key] = partial
         if partial.received < partial.count:
             return None
         del self._partials[key]
         return b"".join(partial.parts[i] for i in range(partial.count))
+
+    def next_expiry(self) -> float | None:
+        """Return when (seconds) the least recently touched partial message expires, or None."""
+        for partial in self._partials.values():
+            return partial.touched + self.timeout
+        return None
+
+    def expire(self, now: float) -> list[tuple[int, int]]:
+        """Drop the partial messages idle for ``timeout`` seconds at ``now``; release their memory.
+
+        Args:
+            now: Current time (seconds).
+
+        Returns:
+            The ``(channel, message_id)`` keys dropped (counted in ``expired``).
+        """
+        dropped: list[tuple[int, int]] = []
+        partials = self._partials
+        limit = now - self.timeout
+        while partials:
+            key, partial = next(iter(partials.items()))
+            if partial.touched > limit:
+                break
+            del partials[key]
+            self.memory -= partial.reserved
+            self.expired += 1
+            dropped.append(key)
+        return dropped
 
     def reserved_for(self, count: int) -> int:
         """Return the reservation (bytes) of a message of ``count`` fragments.

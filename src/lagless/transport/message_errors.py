@@ -59,6 +59,11 @@ class MessageDropReason(enum.Enum):
     """Violation: fragment count disagrees with earlier fragments of the same message."""
     REASSEMBLY_MEMORY = "reassembly_memory"
     """Violation: accepting a new fragmented message would exceed ``reassembly_memory_limit``."""
+    REASSEMBLY_TIMEOUT = "reassembly_timeout"
+    """Closes the connection: a half-reassembled reliable message got no new fragment for
+    ``fragment_timeout`` seconds and was dropped; its acked fragments are never resent, so the
+    channel could not go on. Not always the peer's fault (a path that drops only full-size
+    packets causes it too), but the connection is as broken either way."""
 
     @property
     def is_violation(self) -> bool:

@@ -107,6 +107,8 @@ class MessageLayerStatistics:
     """Bytes reserved now for fragmented messages not yet delivered (bytes)."""
     reassembly_peak: int
     """Highest ``reassembly_memory`` so far (bytes)."""
+    reassembly_expired: int
+    """Half-reassembled messages dropped after ``fragment_timeout`` seconds without progress."""
     dropped: Mapping[MessageDropReason, int]
     """Drops by reason: payloads for packet-level reasons, records for DUPLICATE and STALE."""
     violation: MessageDropReason | None
@@ -135,7 +137,9 @@ class MessageLayer:
         self._ready: deque[Ready] = deque()
         self._delivered: deque[Delivered] = deque()
         self._reassembler = Reassembler(
-            fragment_size=cfg.fragment_size, memory_limit=cfg.reassembly_memory_limit
+            fragment_size=cfg.fragment_size,
+            memory_limit=cfg.reassembly_memory_limit,
+            timeout=cfg.fragment_timeout,
         )
         self._reliable: dict[int, ReliableSender] = {}
         self._unreliable: dict[int, UnreliableSender] = {}
@@ -428,6 +432,9 @@ class MessageLayer:
 
         Pump the object afterwards (see ``lagless.io.drive.pump``).
         """
+        reassembler = self._reassembler
+        if reassembler.memory and reassembler.expire(now):
+            return self._drop(MessageDropReason.REASSEMBLY_TIMEOUT)
         try:
             records = parse_records(data, self.config.fragment_size)
         except DecodeError:
@@ -452,7 +459,7 @@ class MessageLayer:
                 if index < 0:
                     result = receivers[channel].receive(message_id, body)
                 else:
-                    result = self._rreceivers[channel].receive(message_id, body, index, count)
+                    result = self._rreceivers[channel].receive(message_id, body, index, count, now)
                 if result is not None:
                     self._dropped[result] += 1
         except MessageViolation as exc:
@@ -506,6 +513,7 @@ class MessageLayer:
             unreliable_send_dropped=sum(s.dropped for s in self._unreliable.values()),
             reassembly_memory=self._reassembler.memory,
             reassembly_peak=self._reassembler.peak,
+            reassembly_expired=self._reassembler.expired,
             dropped=dropped,
             violation=self.violation,
         )
