@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lagless.errors import ConfigError
+from lagless.transport.config import CongestionConfig
 from lagless.transport.congestion import CongestionMode
 from lagless.transport.connection import (
     MAX_PAYLOAD,
@@ -223,3 +224,35 @@ def test_config_errors_name_the_field() -> None:
         ConnectionConfig(max_burst=0)
     with pytest.raises(ConfigError, match="clock must be"):
         ConnectionConfig(clock="ntp")  # type: ignore[arg-type]
+
+
+def test_pacing_wakes_once_per_quantum() -> None:
+    rate = 20_000.0  # packets per second: a quantum of 1 ms is 20 packets
+    config = ConnectionConfig(
+        clock="none",
+        congestion=CongestionConfig(good_send_rate=rate, bad_send_rate=15.0, slow_start=False),
+    )
+    conn = Connection(config=config, now=0.0, is_client=True)
+    for _ in range(200):
+        conn.send(UNRELIABLE, bytes(1000))  # one message per packet
+    assert len(conn.payloads_to_send(0.0)) == 32  # the whole burst
+    wake = conn.next_timer()
+    assert wake == pytest.approx(20 / rate)  # not 1 / rate: it waits for 20 tokens
+    assert conn.next_timer() == wake  # cached
+    assert len(conn.payloads_to_send(wake)) == 20
+    assert conn.next_timer() == pytest.approx(wake + 20 / rate)
+
+
+def test_late_ack_takes_the_loss_back() -> None:
+    config = ConnectionConfig(clock="none")
+    a = Connection(config=config, now=0.0, is_client=True)
+    b = Connection(config=config, now=0.0, is_client=False)
+    a.send(RELIABLE_ORDERED, b"slow peer")
+    (late,) = a.payloads_to_send(0.0)
+    a.handle_timer(1.0)  # the initial 1 s loss timeout: declared lost
+    stats = a.statistics()
+    assert (stats.packets_lost, stats.loss) == (1, 1.0)
+    b.receive_payload(late, 1.2)  # it was only late: the peer's backlog
+    for payload in b.payloads_to_send(1.25):
+        a.receive_payload(payload, 1.3)
+    assert a.statistics().loss == 0.0
