@@ -2,11 +2,14 @@
 
 The benchmarks live beside the package in a source checkout (they import competitors such as
 msgpack that the library itself does not need), so this command finds them relative to the
-installed package and runs one by name.
+installed package and runs one by name. Arguments after the name go to the benchmark
+(``lagless bench server --quick --json``). Ctrl-C ends a benchmark with exit status 130 and one
+line on stderr, without a traceback or asyncio's complaints about the tasks it interrupted.
 """
 
 from __future__ import annotations
 
+import logging
 import runpy
 import sys
 from pathlib import Path
@@ -14,6 +17,8 @@ from pathlib import Path
 import typer
 
 from lagless.errors import ConfigError
+
+INTERRUPTED: int = 130  # exit status of a program ended by SIGINT (128 + 2)
 
 
 def benchmarks_dir() -> Path:
@@ -30,9 +35,13 @@ def available() -> list[str]:
 
 
 def bench(
+    ctx: typer.Context,
     name: str = typer.Argument("", help="benchmark to run, e.g. 'wire'; empty lists them"),
 ) -> None:
-    """Run a benchmark from benchmarks/ and print its ratios against competitors."""
+    """Run a benchmark from benchmarks/ and print its ratios against competitors.
+
+    Extra arguments are passed to the benchmark, e.g. ``lagless bench server --quick --json``.
+    """
     names = available()
     if not name:
         for entry in names:
@@ -42,5 +51,15 @@ def bench(
         shown = names or "(none: benchmarks/ ships with a source checkout)"
         raise ConfigError(f"benchmark must be one of {shown}, got {name!r}")
     path = benchmarks_dir() / f"{name}.py"
-    sys.argv = [str(path)]
-    runpy.run_path(str(path), run_name="__main__")
+    sys.argv = [str(path), *ctx.args]
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except KeyboardInterrupt:
+        # tasks cut short by the interrupt are reported when collected; they are not errors here
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+        typer.echo(f"bench {name}: interrupted", err=True)
+        raise typer.Exit(INTERRUPTED) from None
+
+
+bench_settings: dict[str, bool] = {"allow_extra_args": True, "ignore_unknown_options": True}
+"""Typer context settings for `bench`: unknown options and extra arguments reach the script."""
