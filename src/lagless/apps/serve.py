@@ -11,15 +11,14 @@ back to its sender unchanged on the same channel.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
 
 from lagless._types import Address
 from lagless.apps.netcode_keys import REFERENCE_PRIVATE_KEY, REFERENCE_PROTOCOL_ID
 from lagless.io.endpoint import open_endpoint
+from lagless.io.serve import serve_events
 from lagless.transport import (
     ClientConnected,
     ClientDisconnected,
@@ -31,9 +30,6 @@ from lagless.transport import (
     Server,
     ServerDisconnectReason,
 )
-
-STOP_POLL: Final = 0.1  # seconds between checks of the stop flag and the duration
-_log = logging.getLogger("lagless.apps")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,26 +124,24 @@ async def serve(
             case _:
                 pass
 
+    def drop(event: object, _exc: Exception) -> None:
+        # one client's event must never stop the server: serve_events logged it; drop the client
+        cid = getattr(event, "connection_id", None)
+        if cid is not None:
+            obj.disconnect(cid, ServerDisconnectReason.APPLICATION_ERROR)
+
     async with open_endpoint(obj, options.address) as endpoint:
         if ready is not None:
             ready(endpoint.address)
-        loop = asyncio.get_running_loop()
-        stop_at = None if duration is None else loop.time() + duration
-        while (stop_at is None or loop.time() < stop_at) and not (stop and stop.is_set()):
-            remaining = STOP_POLL if stop_at is None else min(STOP_POLL, stop_at - loop.time())
-            try:
-                event = await endpoint.receive(timeout=max(0.0, remaining))
-            except TimeoutError:
-                continue
-            try:
-                handle(event)
-            except Exception:
-                # one client's event must never stop the server: log it, drop that client
-                cid = getattr(event, "connection_id", None)
-                _log.exception("serve: handling %s failed; dropping client %s", event, cid)
-                if cid is not None:
-                    obj.disconnect(cid, ServerDisconnectReason.APPLICATION_ERROR)
-            endpoint.flush()
+        done = stop if stop is not None else asyncio.Event()
+        timer = None
+        if duration is not None:
+            timer = asyncio.get_running_loop().call_later(max(0.0, duration), done.set)
+        try:
+            await serve_events(endpoint, handle, on_error=drop, stop=done)
+        finally:
+            if timer is not None:
+                timer.cancel()
     return ServeSummary(
         connected=counts["connected"], messages=counts["messages"], echoed=counts["echoed"]
     )
