@@ -532,6 +532,14 @@ class ReliableSender:
         self._delivered.append((self.channel, msg.message_id))
         if self._unordered and msg.reserved:
             self._release(msg)
+        self.release_done()
+
+    def release_done(self) -> None:
+        """Drop the acked messages at the front of the queue, releasing their reservations.
+
+        The packer calls it after marking unfragmented messages done itself (they hold no
+        reservation); `acked` calls it for every message it completes.
+        """
         queue = self.queue
         while queue and queue[0].done:
             first = queue.popleft()

@@ -338,9 +338,21 @@ class MessageLayer:
             return
         delivered = self._delivered
         before = len(delivered)
+        finished: set[ReliableSender] = set()
         for sender, msg, index in entries:
-            if not msg.done:
+            if msg.done:
+                continue
+            if msg.fragmented:
                 sender.acked(msg, index)
+                continue
+            # an unfragmented message: this ack completes it (ReliableSender.acked inlined)
+            msg.acked[0] = 1
+            msg.acked_count = 1
+            msg.done = True
+            delivered.append((msg.channel, msg.message_id))
+            finished.add(sender)
+        for sender in finished:
+            sender.release_done()
         self._messages_delivered += len(delivered) - before
 
     def on_packet_lost(self, packet_seq: int) -> None:
