@@ -96,8 +96,23 @@ def _start(
     return server, server.wait_ready()
 
 
+class _Errors(logging.Handler):
+    """Collects the error records lagless logs (an endpoint logs what its object raised)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(self.format(record))
+
+
 def _run(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    """Run ``main`` on a fresh loop; an exception an endpoint callback swallowed fails the test."""
+    """Run ``main`` on a fresh loop; an exception that an in-test endpoint or a loop callback
+    swallowed (logged, or passed to the loop's handler) fails the test."""
+    errors = _Errors()
+    logger = logging.getLogger("lagless")
+    logger.addHandler(errors)
 
     async def guarded() -> None:
         swallowed: list[dict[str, Any]] = []
@@ -105,7 +120,11 @@ def _run(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
         await main()
         assert not swallowed, swallowed
 
-    asyncio.run(guarded())
+    try:
+        asyncio.run(guarded())
+    finally:
+        logger.removeHandler(errors)
+    assert not errors.records, "\n".join(errors.records[:5])
 
 
 async def _repeat(seconds: float, limit: int, behaviour: Callable[[], Awaitable[object]]) -> int:
@@ -251,8 +270,8 @@ async def _wait_stats(server: ServerProcess, wanted: tuple[int, int], timeout: f
         await asyncio.sleep(0.2)
 
 
-async def _vfc_chaos(address: Address, rng: random.Random) -> list[int]:
-    """Every behaviour against the VFC server for CHAOS_SECONDS; return the bots' exit codes."""
+async def _vfc_chaos(address: Address, rng: random.Random) -> None:
+    """Every behaviour against the VFC server for CHAOS_SECONDS; bots that finish exit 0."""
     seconds = CHAOS_SECONDS
     target = Target(address, VFC_PROTOCOL_ID, None)
     samples = await handshake_requests(target, rng, 4)
@@ -292,9 +311,9 @@ async def _vfc_chaos(address: Address, rng: random.Random) -> list[int]:
         group.create_task(
             spray(address, rng, samples=samples, count=int(300 * seconds), seconds=seconds)
         )
-    _, err = await asyncio.to_thread(finishing.communicate, b"", 30)
+    out, err = await asyncio.to_thread(finishing.communicate, b"", 30)
     assert b"Traceback" not in err, err.decode()
-    return [finishing.returncode]
+    assert finishing.returncode == 0, (out + err).decode()
 
 
 async def _vfc_final(server: ServerProcess, address: Address, rng: random.Random) -> None:
@@ -335,16 +354,52 @@ def test_vfc_server_survives_chaos(tmp_path: Path, processes: list[ServerProcess
         r"vfc server on ([\d.]+):(\d+)",
     )
     rng = random.Random(SEED)
-    codes: list[int] = []
 
     async def main() -> None:
-        codes.extend(await _vfc_chaos(address, random.Random(rng.random())))
+        await _vfc_chaos(address, random.Random(rng.random()))
         _assert_healthy(server)
         await _wait_stats(server, (0, 0), timeout=SETTLE)  # no ghosts once the timeouts ran
         await _vfc_final(server, address, rng)
 
     _run(main)
-    assert codes == [0]
+    _assert_healthy(server)
+    _assert_stops_cleanly(server)
+
+
+def _wait_joins(server: ServerProcess, count: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while server.stdout().count(" joined") < count:
+        assert time.monotonic() < deadline, server.stdout()
+        time.sleep(0.1)
+
+
+def test_restarted_bots_get_in_beside_their_ghosts(
+    tmp_path: Path, processes: list[ServerProcess]
+) -> None:
+    server, address = _start(
+        processes,
+        tmp_path,
+        "vfc",
+        ["vfc", "serve", "--bind", f"{HOST}:0"],
+        r"vfc server on ([\d.]+):(\d+)",
+    )
+    where = f"{HOST}:{address[1]}"
+    crashed = spawn_client(["vfc", "bots", where, "--count", "3", "--duration", "60"])
+    _wait_joins(server, 3)
+    crashed.kill()
+    crashed.wait(10)
+    # the same seed again while the killed bots' connections are still live on the server
+    restarted = spawn_client(
+        ["vfc", "bots", where, "--count", "3", "--duration", "3"], capture=True
+    )
+    out, err = restarted.communicate(b"", timeout=30)
+    assert restarted.returncode == 0, (out + err).decode()
+    assert b"3 of 3 bots joined" in out
+
+    async def no_ghosts() -> None:
+        await _wait_stats(server, (0, 0), timeout=SETTLE)
+
+    _run(no_ghosts)
     _assert_healthy(server)
     _assert_stops_cleanly(server)
 
@@ -362,11 +417,7 @@ def test_vfc_bots_exit_with_one_error_line_when_the_server_dies(
     where = f"{HOST}:{address[1]}"
     bots = spawn_client(["vfc", "bots", where, "--count", "3", "--duration", "60"], capture=True)
     try:
-        for _ in range(100):
-            if server.stdout().count(" joined") >= 3:
-                break
-            time.sleep(0.1)
-        assert server.stdout().count(" joined") >= 3, server.stdout()
+        _wait_joins(server, 3)
         server.process.kill()
         server.process.wait(10)
         out, err = bots.communicate(b"", timeout=20)
@@ -381,6 +432,7 @@ def test_vfc_bots_exit_with_one_error_line_when_the_server_dies(
         line for line in text.splitlines() if "error" in line.lower()
     ]
     assert len([line for line in text.splitlines() if line.startswith("error:")]) == 1, text
+    assert f"lost the VFC server at {where}: every bot ended (connection_timed_out)" in text
 
 
 # -- lagless gossip lobby -------------------------------------------------------------------------

@@ -10,13 +10,17 @@ Decisions, pinned in ``tests/soak/test_chaos.py``: both runs stop cleanly when `
 (the commands set it on SIGINT and SIGTERM); ``run_bots`` raises `ServerLost` as soon as every
 bot's connection has ended (the server died, never answered, or disconnected them all), instead
 of running out its duration with no server
-(``test_vfc_bots_exit_with_one_error_line_when_the_server_dies``).
+(``test_vfc_bots_exit_with_one_error_line_when_the_server_dies``). Bot client ids are drawn
+from the system's randomness, not from the mobility seed: a netcode server refuses a client id
+that is still connected, so bots restarted after a crash (whose old connections have not timed
+out yet), or a second bots process with the same seed, would otherwise not get in
+(``test_restarted_bots_get_in_beside_their_ghosts``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -147,7 +151,7 @@ async def run_bots(
         map_name: a map of Table 5.4 (its size and mobility).
         duration: seconds to run after connecting.
         out: receives progress lines.
-        seed: mobility seed.
+        seed: mobility seed (client ids are drawn afresh each run, see the module docstring).
         stop: set it (e.g. from a signal handler) to end the run early; the bots leave.
 
     Raises:
@@ -164,26 +168,28 @@ async def run_bots(
         client.transport.connect_insecure(
             server_addresses=[server],
             protocol_id=VFC_PROTOCOL_ID,
-            client_id=random.Random(seed * 1_000_003 + i).getrandbits(63),
+            client_id=secrets.randbits(63),
             now=loop.time(),
         )
         client.add_object(CubeOriObj(id=i))
         endpoint.flush()
         endpoints.append(endpoint)
     replicas = 0
+    seen_server = False
     try:
         stop_at = loop.time() + duration
         while loop.time() < stop_at and not (stop and stop.is_set()):
             ended = [e.obj.transport.state for e in endpoints if e.obj.transport.state <= 0]
             if len(ended) == count:
-                where = f"{server[0]}:{server[1]}"
+                what = "lost the VFC server" if seen_server else "no answer from the VFC server"
                 reasons = ", ".join(sorted({state.name.lower() for state in ended}))
-                raise ServerLost(f"lost the VFC server at {where}: every bot ended ({reasons})")
+                raise ServerLost(f"{what} at {server[0]}:{server[1]}: every bot ended ({reasons})")
             bots.step(ROUND_PERIOD, rng=rng)
             pos, vel = bots.positions, bots.velocity
             for i, endpoint in enumerate(endpoints):
                 client = endpoint.obj
                 if client.is_connected():
+                    seen_server = True
                     avatar = client.get_object_ref(i)
                     avatar.x, avatar.y, avatar.z = (float(v) for v in pos[i])
                     avatar.yaw, avatar.pitch = float(bots.yaw[i]), float(bots.pitch[i])
