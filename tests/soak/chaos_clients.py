@@ -44,7 +44,9 @@ from lagless.transport import (
     ConnectionConfig,
     Disconnected,
     MessageReceived,
+    NetcodeClient,
     NetcodeClientConfig,
+    PayloadReceived,
     SendQueueFull,
 )
 from lagless.transport.config import DEFAULT_CHANNELS
@@ -250,8 +252,11 @@ class Target:
         """True for a server without tokens and encryption."""
         return self.private_key is None
 
-    def connect(self, client: Client, client_id: int, now: float) -> None:
-        """Start ``client``'s handshake (a fresh token for a secure server)."""
+    def connect(self, client: Client | NetcodeClient, client_id: int, now: float) -> None:
+        """Start ``client``'s handshake (a fresh token for a secure server).
+
+        A `NetcodeClient` connects as a plain netcode client (no lagless mark).
+        """
         if self.private_key is None:
             client.connect_insecure(
                 server_addresses=[self.address],
@@ -265,6 +270,7 @@ class Target:
                 client_id=client_id,
                 private_key=self.private_key,
                 protocol_id=self.protocol_id,
+                lagless=isinstance(client, Client),
             )
             client.connect(token, now)
 
@@ -300,7 +306,9 @@ async def wait_connected(ep: AsyncEndpoint[T], timeout: float = CONNECT_TIMEOUT)
         raise AssertionError(f"no connection within {timeout} s") from None
 
 
-def open_client(target: Target, rng: random.Random, obj: T, client: Client) -> AsyncEndpoint[T]:
+def open_client(
+    target: Target, rng: random.Random, obj: T, client: Client | NetcodeClient
+) -> AsyncEndpoint[T]:
     """Bind ``obj`` (``client`` or a wrapper around it) on loopback and start the handshake."""
     ep = open_endpoint(obj, f"{HOST}:0")
     target.connect(client, rng.getrandbits(63), ep.now())
@@ -391,6 +399,38 @@ async def never_ack(target: Target, rng: random.Random, *, seconds: float) -> bo
     return False
 
 
+async def plain_session(
+    target: Target, rng: random.Random, *, payloads: int, leave_at_once: bool
+) -> None:
+    """A plain netcode client (raw payloads, echoed raw by ``lagless serve --echo``).
+
+    With ``leave_at_once`` it sends ``payloads`` payloads and disconnects in the same frame;
+    otherwise it waits for the echoes. Raw payloads are unreliable, so it asks only that some
+    arrive and that each is one it sent.
+
+    Raises:
+        AssertionError: no connection, no echo within 5 s, or an echo it never sent.
+    """
+    client = NetcodeClient(config=NetcodeClientConfig(insecure=target.insecure))
+    async with open_client(target, rng, client, client) as ep:
+        await wait_connected(ep)
+        sent = {b"plain %d %016x" % (i, rng.getrandbits(64)) for i in range(payloads)}
+        for payload in sent:
+            client.send_payload(payload)
+        if leave_at_once:
+            client.disconnect()
+            ep.flush()
+            return
+        ep.flush()
+        try:
+            echo = await ep.wait_for(PayloadReceived, 5.0)
+        except TimeoutError:
+            raise AssertionError("no raw echo within 5 s") from None
+        assert echo.payload in sent
+        client.disconnect()
+        ep.flush()
+
+
 async def reconnect_loop(target: Target, rng: random.Random, *, cycles: int) -> None:
     """Connect, echo two messages, disconnect; ``cycles`` times, each from a new socket."""
     for _ in range(cycles):
@@ -398,15 +438,17 @@ async def reconnect_loop(target: Target, rng: random.Random, *, cycles: int) -> 
 
 
 async def handshake_requests(target: Target, rng: random.Random, count: int) -> list[bytes]:
-    """The first datagram (the connection request) of ``count`` fresh clients."""
+    """The first datagram (the connection request) of ``count`` fresh clients of ``target``'s
+    mode and ``count`` of the other mode (insecure against secure and the other way round)."""
+    other = Target(target.address, target.protocol_id, b"\x07" * 32 if target.insecure else None)
     requests = []
-    for _ in range(count):
-        client = new_client(target)
+    for mode in [target] * count + [other] * count:
+        client = new_client(mode)
         now = time.monotonic()
-        target.connect(client, rng.getrandbits(63), now)
+        mode.connect(client, rng.getrandbits(63), now)
         client.handle_timer(now)
         requests.extend(data for data, _ in client.datagrams_to_send(now)[:1])
-    assert len(requests) == count
+    assert len(requests) == 2 * count
     return requests
 
 
@@ -493,9 +535,8 @@ async def half_open(target: Target, rng: random.Random, *, count: int, hold: flo
     sender = RawSender()
     sender.open(count)
     try:
-        for sock, request in zip(
-            sender.sockets, await handshake_requests(target, rng, count), strict=True
-        ):
+        requests = await handshake_requests(target, rng, count)
+        for sock, request in zip(sender.sockets, requests[:count], strict=True):
             sock.sendto(request, target.address)
         await asyncio.sleep(hold)
     finally:

@@ -48,6 +48,7 @@ from tests.soak.chaos_clients import (
     lobby_samples,
     never_ack,
     new_vfc,
+    plain_session,
     reconnect_loop,
     spawn_client,
     spray,
@@ -169,12 +170,22 @@ async def _echo_chaos(target: Target, rng: random.Random, tmp_path: Path) -> dic
         return [data]
 
     await echo_session(target, rng, messages=50, outgoing=record)
+    where = f"{HOST}:{target.address[1]}"
     if target.insecure:
-        connect_args = ["connect", f"{HOST}:{target.address[1]}", "--insecure"]
+        connects = [["connect", where, "--insecure"], ["connect", where, "--insecure", "--raw"]]
     else:
-        token = tmp_path / f"token-{target.address[1]}"
-        token.write_bytes(make_token([target.address], client_id=rng.getrandbits(62)))
-        connect_args = ["connect", f"{HOST}:{target.address[1]}", "--token", str(token)]
+        connects = []
+        for raw in (False, True):
+            token = tmp_path / f"token-{target.address[1]}-{raw}"
+            token.write_bytes(
+                make_token(
+                    [target.address],
+                    client_id=rng.getrandbits(62),
+                    private_key=KEY,
+                    lagless=not raw,
+                )
+            )
+            connects.append(["connect", where, "--token", str(token), *(["--raw"] * raw)])
     async with asyncio.TaskGroup() as group:
         good = group.create_task(
             _repeat(seconds, 100, lambda: echo_session(target, rng, messages=20))
@@ -195,8 +206,25 @@ async def _echo_chaos(target: Target, rng: random.Random, tmp_path: Path) -> dic
         group.create_task(
             spray(target.address, rng, samples=samples, count=int(500 * seconds), seconds=seconds)
         )
+        for args in connects:
+            group.create_task(
+                _repeat(seconds, 3, lambda args=args: kill_after(spawn_client(args), 1.5, lines=50))
+            )
+        plain = group.create_task(
+            _repeat(
+                seconds,
+                100,
+                lambda: plain_session(target, rng, payloads=5, leave_at_once=False),
+            )
+        )
         group.create_task(
-            _repeat(seconds, 4, lambda: kill_after(spawn_client(connect_args), 1.5, lines=50))
+            _repeat(
+                seconds,
+                100,
+                lambda: plain_session(
+                    target, rng, payloads=rng.randrange(1, 50), leave_at_once=True
+                ),
+            )
         )
         dropped = (
             group.create_task(_repeat(seconds, 4, lambda: never_ack(target, rng, seconds=3.0)))
@@ -205,6 +233,7 @@ async def _echo_chaos(target: Target, rng: random.Random, tmp_path: Path) -> dic
         )
     return {
         "good": good.result(),
+        "plain": plain.result(),
         "stuttering": stuttering.result(),
         "never_ack": 0 if dropped is None else dropped.result(),
     }
@@ -245,7 +274,7 @@ def test_echo_servers_survive_chaos(tmp_path: Path, processes: list[ServerProces
         await asyncio.sleep(0.5)
 
     _run(main)
-    assert all(c["good"] >= 2 and c["stuttering"] >= 2 for c in counts), counts
+    assert all(c["good"] >= 2 and c["stuttering"] >= 2 and c["plain"] >= 2 for c in counts), counts
     assert counts[0]["never_ack"] >= 1, counts
     assert "(send_queue_full)" in insecure.stdout()
     for server in (insecure, secure):
