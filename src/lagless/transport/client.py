@@ -245,7 +245,4 @@ class Client:
     def _drain(self) -> None:
         if self._connection is None:
             return
-        event = self._connection.next_event()
-        while event is not None:
-            self._events.append(event)
-            event = self._connection.next_event()
+        self._events.extend(self._connection.take_events())

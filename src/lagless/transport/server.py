@@ -350,7 +350,4 @@ class Server:
             event = self.netcode.next_event()
 
     def _drain(self, connection: Connection) -> None:
-        event = connection.next_event()
-        while event is not None:
-            self._events.append(event)
-            event = connection.next_event()
+        self._events.extend(connection.take_events())
