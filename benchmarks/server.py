@@ -7,7 +7,8 @@ results.
 
 Set-up: the server runs alone in one process (asyncio on `lagless.io.endpoint.open_endpoint`,
 uvloop when installed), secure (connect tokens, ChaCha20-Poly1305 per packet), and echoes every
-`MessageReceived` on the channel it came on, flushing once per batch of events. The clients run in
+`MessageReceived` on the channel it came on from a `lagless.io.serve.serve_events` handler (the
+endpoint is pumped once per batch of events). The clients run in
 ``--workers`` other processes (default 1: the machine this was written for has 2 cores), each
 holding many `Client`s with one socket each on one event loop. A single pacer per worker sends
 every client's messages on schedule (client phases spread evenly over the period); each message
@@ -63,6 +64,7 @@ from rich.console import Console
 from rich.table import Table
 
 from lagless.io.endpoint import AsyncEndpoint, open_endpoint
+from lagless.io.serve import serve_events
 from lagless.io.udp import install_uvloop
 from lagless.transport import (
     Client,
@@ -359,28 +361,23 @@ async def _lagless_serve(conn: multiprocessing.connection.Connection, port: int)
         unix_time_offset=time.time() - asyncio.get_running_loop().time(),
     )
     stats = {"joined": 0, "left": 0, "echoes": 0, "gone": 0}
+
+    def echo(event: object) -> None:
+        if isinstance(event, MessageReceived):
+            sent = server.send(event.connection_id, event.channel, event.payload)
+            stats["echoes" if sent is not None else "gone"] += 1
+        elif isinstance(event, ClientConnected):
+            stats["joined"] += 1
+        elif isinstance(event, ClientDisconnected):
+            stats["left"] += 1
+
     async with open_endpoint(server, (HOST, port)) as ep:
-
-        async def echo() -> None:
-            while True:
-                event: object | None = await ep.receive()
-                while event is not None:
-                    if isinstance(event, MessageReceived):
-                        sent = server.send(event.connection_id, event.channel, event.payload)
-                        stats["echoes" if sent is not None else "gone"] += 1
-                    elif isinstance(event, ClientConnected):
-                        stats["joined"] += 1
-                    elif isinstance(event, ClientDisconnected):
-                        stats["left"] += 1
-                    event = ep.receive_nowait()
-                ep.flush()
-
-        echoer = asyncio.create_task(echo())
+        stop = asyncio.Event()
+        serving = asyncio.create_task(serve_events(ep, echo, stop=stop))
         conn.send("ready")
         await _pipe_message(conn)
-        echoer.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await echoer
+        stop.set()
+        await serving
     conn.send(stats)
 
 
@@ -447,12 +444,14 @@ async def _lagless_clients(
 
         async def collect(local: int, ep: AsyncEndpoint[Client]) -> None:
             while True:
-                event = await ep.receive()
-                if isinstance(event, MessageReceived):
-                    load.echoed(local, event.payload, time.monotonic())
-                elif isinstance(event, Disconnected):
-                    load.tally.disconnected += 1
-                    return
+                batch = await ep.receive_batch()
+                now = time.monotonic()
+                for event in batch:
+                    if isinstance(event, MessageReceived):
+                        load.echoed(local, event.payload, now)
+                    elif isinstance(event, Disconnected):
+                        load.tally.disconnected += 1
+                        return
 
         collectors = [asyncio.create_task(collect(local, eps[local])) for local in active]
         while (at := load.next_time(time.monotonic())) is not None:
@@ -725,7 +724,8 @@ def measure(workload: Workload, plan: Plan, progress: Progress, label: str) -> d
             children.append(worker)
             ends.append(parent_end)
             first += share
-        progress.show(f"{label}: connecting")
+        pids = " ".join(str(child.pid) for child in children[1:])
+        progress.show(f"{label}: connecting (server pid {server.pid}, client pids {pids})")
         _expect(server_end, 30.0, "server start")  # the clients retry until it listens
         timeout = _connect_timeout(workload.clients) + 30.0
         connected = sum(int(_expect(end, timeout, "connect report")) for end in ends)  # type: ignore[call-overload]
@@ -739,13 +739,12 @@ def measure(workload: Workload, plan: Plan, progress: Progress, label: str) -> d
         for end in ends:
             end.send(schedule)
         _sleep_until(schedule.measure_from, progress, f"{label}: warming up")
-        pids = [int(child.pid or 0) for child in children]
-        cpu_before = [_cpu_seconds(pid) for pid in pids]
+        cpu_before = [_cpu_seconds(int(child.pid or 0)) for child in children]
         drops_before = _udp_rcvbuf_errors()
         wall_before = time.monotonic()
         _sleep_until(schedule.measure_to, progress, f"{label}: measuring")
         wall = time.monotonic() - wall_before
-        cpu_after = [_cpu_seconds(pid) for pid in pids]
+        cpu_after = [_cpu_seconds(int(child.pid or 0)) for child in children]
         drops = _diff(_udp_rcvbuf_errors(), drops_before)
         progress.show(f"{label}: draining")
         tally = Tally()
