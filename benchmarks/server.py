@@ -25,8 +25,10 @@ cores. Kernel drops are the machine-wide ``Udp: RcvbufErrors`` delta over the wi
 (``/proc/net/snmp``; other programs' sockets count too). ``client lag`` is how late the pacer
 sent (p99): when it is large, the client processes, not the server, were the bottleneck.
 
-Workloads: a sweep of client counts at 20 messages/s each (the goal row is the largest), then
-the comparison with PyGaSe 0.3.1 (pure Python, curio, the best pure-Python peer of issue 11) on
+Workloads: a sweep of client counts at 20 messages/s each (the goal row is the largest); the
+floor: the largest count again over plain UDP (a bare asyncio echo of the same datagrams, no
+protocol, no encryption), which is what this machine, its load and its event loop give at best;
+then the comparison with PyGaSe 0.3.1 (pure Python, curio, the best pure-Python peer of issue 11) on
 the same harness: 32 clients × 60 events/s (RTT), and the most events/s echoed at 32 clients
 when each client keeps ``WINDOW`` messages in flight ("as fast as allowed": a lagless client is
 also limited by its congestion pacing, a PyGaSe client by its 40 packets/s of at most 5 events).
@@ -63,9 +65,10 @@ from typing import Final
 from rich.console import Console
 from rich.table import Table
 
+from lagless._types import Address
 from lagless.io.endpoint import AsyncEndpoint, open_endpoint
 from lagless.io.serve import serve_events
-from lagless.io.udp import install_uvloop
+from lagless.io.udp import add_datagram_reader, install_uvloop, open_udp_socket
 from lagless.transport import (
     Client,
     ClientConnected,
@@ -95,10 +98,12 @@ PYGASE_RETRIES: Final = 3  # re-sends of an unacknowledged PyGaSe event
 PYGASE_EVENT: Final = "E"
 
 LAGLESS: Final = "lagless"
+UDP: Final = "plain UDP"
 PYGASE: Final = "PyGaSe"
 SWEEP: Final = "sweep"  # workload kinds
 AT_RATE: Final = "60/s"
 MAX_RATE: Final = "max rate"
+FLOOR: Final = "floor"
 
 GOAL_CLIENTS: Final = 256
 GOAL_RATE: Final = 20.0  # messages/s per client
@@ -236,8 +241,10 @@ class Load:
         schedule: Schedule,
     ) -> None:
         self.tally = Tally(connected=len(active))
+        """What was sent and echoed so far."""
         self._rate = rate
-        self._schedule = schedule
+        self.schedule = schedule
+        """When to send and measure."""
         self._active = list(active)
         self._next_seq = [0] * clients
         self._outstanding: list[dict[int, float]] = [{} for _ in range(clients)]
@@ -251,7 +258,7 @@ class Load:
 
     def next_time(self, now: float) -> float | None:
         """When `due` next has something to send (s), or None once sending has stopped."""
-        if now >= self._schedule.measure_to:
+        if now >= self.schedule.measure_to:
             return None
         if self._rate > 0:
             return self._due[0][0] if self._due else None
@@ -259,11 +266,11 @@ class Load:
 
     def due(self, now: float) -> list[tuple[int, bytes]]:
         """Return the ``(local index, payload)`` pairs to send at ``now`` (s), in order."""
-        if now >= self._schedule.measure_to:
+        if now >= self.schedule.measure_to:
             self._due.clear()
             return []
         out: list[tuple[int, bytes]] = []
-        in_window = now >= self._schedule.measure_from
+        in_window = now >= self.schedule.measure_from
         if self._rate > 0:
             due = self._due
             while due and due[0][0] <= now:
@@ -271,7 +278,7 @@ class Load:
                 out.append((local, self._payload(local, now, in_window)))
                 if in_window:
                     self.tally.lags.append(now - at)
-                later = self._schedule.start + self._phase[local] + (k + 1) / self._rate
+                later = self.schedule.start + self._phase[local] + (k + 1) / self._rate
                 heapq.heappush(due, (later, local, k + 1))
             return out
         for local in self._active:
@@ -291,7 +298,7 @@ class Load:
     def echoed(self, local: int, payload: bytes, now: float) -> None:
         """Record the echo of ``payload`` reaching client ``local`` at ``now`` (s)."""
         seq, _, sent = MESSAGE.unpack_from(payload)
-        schedule = self._schedule
+        schedule = self.schedule
         if schedule.measure_from <= now < schedule.measure_to:
             self.tally.received += 1
         if self._outstanding[local].pop(seq, None) is None:
@@ -453,13 +460,9 @@ async def _lagless_clients(
                         load.tally.disconnected += 1
                         return
 
-        collectors = [asyncio.create_task(collect(local, eps[local])) for local in active]
-        while (at := load.next_time(time.monotonic())) is not None:
-            delay = at - time.monotonic()
-            if delay > 0:
-                await asyncio.sleep(delay)
+        def send(batch: list[tuple[int, bytes]]) -> None:
             touched: set[int] = set()
-            for local, payload in load.due(time.monotonic()):
+            for local, payload in batch:
                 try:
                     if eps[local].obj.send(RELIABLE, payload) is None:
                         load.refused(local, payload)
@@ -468,7 +471,9 @@ async def _lagless_clients(
                 touched.add(local)
             for local in touched:
                 eps[local].flush()
-        await asyncio.sleep(max(0.0, schedule.drain_to - time.monotonic()))
+
+        collectors = [asyncio.create_task(collect(local, eps[local])) for local in active]
+        await _pace(load, send)
         for task in collectors:
             task.cancel()
         await asyncio.gather(*collectors, return_exceptions=True)
@@ -478,9 +483,107 @@ async def _lagless_clients(
             ep.close()
 
 
+async def _pace(load: Load, send: Callable[[list[tuple[int, bytes]]], None]) -> None:
+    """Hand ``send`` each batch of `Load.due` on time, then wait until the drain ends."""
+    while (at := load.next_time(time.monotonic())) is not None:
+        delay = at - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        send(load.due(time.monotonic()))
+    await asyncio.sleep(max(0.0, load.schedule.drain_to - time.monotonic()))
+
+
 def _connect_timeout(clients: int) -> float:
     """Seconds a workload's clients get to connect (more clients, more handshakes queue up)."""
     return 10.0 + 0.05 * clients
+
+
+# -- plain UDP: the floor of this machine and event loop --------------------------------------
+
+
+def udp_server(conn: multiprocessing.connection.Connection, port: int) -> None:
+    """Process entry: echo every datagram on ``port`` as it is (no protocol at all)."""
+    _child_setup()
+    asyncio.run(_udp_serve(conn, port))
+
+
+async def _udp_serve(conn: multiprocessing.connection.Connection, port: int) -> None:
+    sock = open_udp_socket((HOST, port))
+    stats = {"echoes": 0, "send_errors": 0}
+
+    def echo(data: bytes, addr: Address) -> None:
+        try:
+            sock.sendto(data, addr)
+        except OSError:
+            stats["send_errors"] += 1
+            return
+        stats["echoes"] += 1
+
+    remove = add_datagram_reader(asyncio.get_running_loop(), sock, echo)
+    conn.send("ready")
+    await _pipe_message(conn)
+    remove()
+    sock.close()
+    conn.send(stats)
+
+
+def udp_clients(
+    conn: multiprocessing.connection.Connection,
+    port: int,
+    first: int,
+    count: int,
+    total: int,
+    rate: float,
+) -> None:
+    """Process entry: ``count`` plain UDP sockets sending the same load as the clients."""
+    _child_setup()
+    asyncio.run(_udp_clients(conn, port, first, count, total, rate))
+
+
+async def _udp_clients(
+    conn: multiprocessing.connection.Connection,
+    port: int,
+    first: int,
+    count: int,
+    total: int,
+    rate: float,
+) -> None:
+    socks = [open_udp_socket((HOST, 0), connect=(HOST, port)) for _ in range(count)]
+    removers: list[Callable[[], None]] = []
+    try:
+        conn.send(count)  # nothing to connect
+        schedule = await _pipe_message(conn)
+        assert isinstance(schedule, Schedule)  # invariant: the parent sends the schedule next
+        load = Load(
+            clients=count,
+            active=range(count),
+            phase_base=first,
+            total=total,
+            rate=rate,
+            schedule=schedule,
+        )
+        loop = asyncio.get_running_loop()
+        for local, sock in enumerate(socks):
+
+            def on_echo(data: bytes, _addr: Address, local: int = local) -> None:
+                load.echoed(local, data, time.monotonic())
+
+            removers.append(add_datagram_reader(loop, sock, on_echo))
+
+        def send(batch: list[tuple[int, bytes]]) -> None:
+            for local, payload in batch:
+                try:
+                    socks[local].send(payload)
+                except OSError:
+                    load.refused(local, payload)
+
+        await _pace(load, send)
+        conn.send(load.tally)
+    finally:
+        for remove in removers:
+            remove()
+        for sock in socks:
+            sock.close()
 
 
 # -- PyGaSe server and clients -----------------------------------------------------------------
@@ -580,6 +683,7 @@ async def _pygase_clients(
 
 
 ENTRIES: Final = {
+    UDP: (udp_server, udp_clients),
     LAGLESS: (lagless_server, lagless_clients),
     PYGASE: (pygase_server, pygase_clients),
 }
@@ -868,6 +972,7 @@ def run(plan: Plan, progress: Progress) -> dict[str, object]:
     jobs: list[tuple[str, Workload]] = [
         (SWEEP, Workload(LAGLESS, n, GOAL_RATE, plan.seconds)) for n in plan.sweep
     ]
+    jobs.append((FLOOR, Workload(UDP, plan.sweep[-1], GOAL_RATE, plan.seconds)))
     stacks = (LAGLESS,) if problem else (LAGLESS, PYGASE)
     for stack in stacks:
         jobs.append(
@@ -886,19 +991,20 @@ def run(plan: Plan, progress: Progress) -> dict[str, object]:
         try:
             row = measure(workload, plan, progress, label)
         except RuntimeError as exc:
-            if workload.stack == LAGLESS:
+            if workload.stack != PYGASE:
                 raise
             errors.append(f"{label}: {exc}")
             continue
         row["workload"] = name
         rows.append(row)
-        if name != SWEEP:
+        if name in (AT_RATE, MAX_RATE):
             compare[workload.stack, name] = row
     progress.done()
     if errors and problem is None:
         problem = "; ".join(errors)
         compare = {k: v for k, v in compare.items() if k[0] == LAGLESS}
     goal = rows[len(plan.sweep) - 1]
+    floor = rows[len(plan.sweep)]
     result: dict[str, object] = {
         "clients": goal["clients"],
         "connected": goal["connected"],
@@ -911,6 +1017,8 @@ def run(plan: Plan, progress: Progress) -> dict[str, object]:
         "server_cpu_share": goal["server_cpu_share"],
         "total_cpu_share": goal["total_cpu_share"],
         "kernel_drops": goal["kernel_drops"],
+        "floor_rtt_p99_ms": floor["rtt_p99_ms"],
+        "floor_server_cpu_share": floor["server_cpu_share"],
         "goals": _goals(goal, compare),
         "workloads": rows,
         "pygase": problem or "ran",
@@ -972,7 +1080,10 @@ def print_tables(result: dict[str, object], console: Console) -> None:
         table.add_row(*cells)
     console.print(table)
     console.print(
-        f"PyGaSe: {result['pygase']}. CPU in cores over the measured window (/proc); total = "
+        f"Plain UDP echo at the goal size (no protocol): RTT p99 "
+        f"{_cell(result['floor_rtt_p99_ms'], 2)} ms, server CPU "
+        f"{_cell(result['floor_server_cpu_share'], 2)} core. PyGaSe: {result['pygase']}. "
+        "CPU in cores over the measured window (/proc); total = "
         f"server + client processes on {result['cpus']} cores. Kernel drops: machine-wide UDP "
         f"RcvbufErrors. uvloop: {result['uvloop']}. Load average before/after: "
         f"{result['load_average_before'][0]:.2f} / {result['load_average_after'][0]:.2f}."  # type: ignore[index]

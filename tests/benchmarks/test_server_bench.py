@@ -62,6 +62,7 @@ def test_quick_json_has_the_headline_fields(quick: dict[str, object]) -> None:
     assert isinstance(cpu, float)
     assert 0.0 <= cpu < 2.0
     assert quick["echoed_per_s"] > 0  # type: ignore[operator]
+    assert quick["floor_rtt_p99_ms"] > 0  # type: ignore[operator]
 
 
 def test_quick_json_every_workload_echoed(quick: dict[str, object]) -> None:
@@ -83,11 +84,11 @@ def test_quick_json_states_goals_and_pygase(quick: dict[str, object]) -> None:
     assert all(isinstance(g["met"], bool) for g in goals)
     stacks = {row["stack"] for row in quick["workloads"]}  # type: ignore[attr-defined]
     if quick["pygase"] == "ran":
-        assert stacks == {"lagless", "PyGaSe"}
+        assert stacks == {"lagless", "plain UDP", "PyGaSe"}
         assert len(goals) == 7
     else:  # the reason PyGaSe could not run is stated instead
         assert "PyGaSe" in str(quick["pygase"])
-        assert stacks == {"lagless"}
+        assert stacks == {"lagless", "plain UDP"}
 
 
 def test_cli_passes_arguments_through() -> None:
