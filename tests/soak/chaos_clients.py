@@ -289,12 +289,17 @@ def new_client(target: Target, queue_limit: int = 1024) -> Client:
     )
 
 
-async def wait_connected(ep: AsyncEndpoint[T], timeout: float = CONNECT_TIMEOUT) -> None:
-    """Wait for ``Connected``.
+async def wait_connected(
+    ep: AsyncEndpoint[T], client: Client | NetcodeClient, timeout: float = CONNECT_TIMEOUT
+) -> None:
+    """Wait for ``client``'s ``Connected``.
 
     Raises:
-        AssertionError: the handshake failed or took longer than ``timeout``.
+        AssertionError: the handshake failed or took longer than ``timeout`` (the message says
+            how far it got and how late this event loop ran, to tell a stuck server from an
+            overloaded test process).
     """
+    lag = asyncio.create_task(_loop_lag(timeout))
     try:
         async with asyncio.timeout(timeout):
             while True:
@@ -303,7 +308,32 @@ async def wait_connected(ep: AsyncEndpoint[T], timeout: float = CONNECT_TIMEOUT)
                     return
                 assert not isinstance(event, ConnectFailed | Disconnected), event
     except TimeoutError:
-        raise AssertionError(f"no connection within {timeout} s") from None
+        raise AssertionError(
+            f"no connection within {timeout} s: client state {client.state.name}, "
+            f"this loop ran up to {lag.result() if lag.done() else await _cancel(lag):.2f} s late"
+        ) from None
+    finally:
+        lag.cancel()
+
+
+async def _loop_lag(seconds: float) -> float:
+    """The longest delay of a 50 ms sleep over ``seconds`` (the event loop's lateness)."""
+    loop = asyncio.get_running_loop()
+    worst = 0.0
+    end = loop.time() + seconds
+    try:
+        while loop.time() < end:
+            start = loop.time()
+            await asyncio.sleep(0.05)
+            worst = max(worst, loop.time() - start - 0.05)
+    except asyncio.CancelledError:
+        pass
+    return worst
+
+
+async def _cancel(task: asyncio.Task[float]) -> float:
+    task.cancel()
+    return await task
 
 
 def open_client(
@@ -331,7 +361,7 @@ async def echo_session(
     """
     client = new_client(target)
     async with open_client(target, rng, Tampered(client, outgoing=outgoing), client) as ep:
-        await wait_connected(ep)
+        await wait_connected(ep, client)
         sent = [b"echo %d %016x" % (i, rng.getrandbits(64)) for i in range(messages)]
         for payload in sent:
             client.send(ECHO_CHANNEL, payload)
@@ -355,7 +385,7 @@ async def burst_and_leave(target: Target, rng: random.Random, *, burst: int) -> 
     """Connect, then send ``burst`` messages and disconnect in the same frame."""
     client = new_client(target)
     async with open_client(target, rng, client, client) as ep:
-        await wait_connected(ep)
+        await wait_connected(ep, client)
         for i in range(burst):
             client.send(rng.randrange(4), b"burst %d" % i)
         client.disconnect()
@@ -366,7 +396,7 @@ async def vanish(target: Target, rng: random.Random, *, burst: int) -> None:
     """Connect, send ``burst`` messages, close the socket without a disconnect."""
     client = new_client(target)
     async with open_client(target, rng, client, client) as ep:
-        await wait_connected(ep)
+        await wait_connected(ep, client)
         for i in range(burst):
             client.send(ECHO_CHANNEL, b"vanish %d" % i)
         ep.flush()
@@ -381,7 +411,7 @@ async def never_ack(target: Target, rng: random.Random, *, seconds: float) -> bo
     """
     client = new_client(target, queue_limit=65536)
     async with open_client(target, rng, Tampered(client, outgoing=deny_acks), client) as ep:
-        await wait_connected(ep)
+        await wait_connected(ep, client)
         deadline = ep.now() + seconds
         count = 0
         while ep.now() < deadline:
@@ -413,7 +443,7 @@ async def plain_session(
     """
     client = NetcodeClient(config=NetcodeClientConfig(insecure=target.insecure))
     async with open_client(target, rng, client, client) as ep:
-        await wait_connected(ep)
+        await wait_connected(ep, client)
         sent = {b"plain %d %016x" % (i, rng.getrandbits(64)) for i in range(payloads)}
         for payload in sent:
             client.send_payload(payload)
