@@ -40,7 +40,13 @@ from lagless.transport import (
     write_private_token,
 )
 from lagless.transport.address import AddressDecodeError
-from lagless.transport.packet import CLIENT_ACCEPTED_TYPES, SERVER_ACCEPTED_TYPES
+from lagless.transport.packet import (
+    CLIENT_ACCEPTED_TYPES,
+    SERVER_ACCEPTED_TYPES,
+    payload_associated_data,
+    read_payload_packet,
+    write_payload_packet,
+)
 
 KEY = bytes(range(32))
 OTHER_KEY = bytes(range(1, 33))
@@ -473,3 +479,48 @@ def test_random_requests_never_raise(tail: bytes) -> None:
         private_key=PRIVATE_KEY,
     )
     assert isinstance(result, DropReason)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    sequence=st.integers(0, (1 << 64) - 2),
+    payload=st.binary(min_size=0, max_size=1210),
+    flip=st.integers(-1, 1300),
+    prefix=st.integers(0, 255) | st.none(),
+    seen=st.lists(st.integers(0, 1 << 20), max_size=4),
+    secure=st.booleans(),
+)
+def test_payload_fast_path_agrees_with_read_packet(
+    sequence: int, payload: bytes, flip: int, prefix: int | None, seen: list[int], secure: bool
+) -> None:
+    """`read_payload_packet` gives `read_packet`'s outcome whenever it answers at all."""
+    cipher = PacketCipher(bytes(range(32))) if secure else None
+    associated = payload_associated_data(0x1234)
+    data = bytearray(write_payload_packet(sequence, payload or b"x", cipher, associated))
+    if payload == b"":
+        data = data[: len(data) - 1]  # an empty body: not the fast path's shape
+    if 0 <= flip < len(data):
+        data[flip] ^= 0x55
+    if prefix is not None and data:
+        data[0] = prefix
+    windows = ReplayWindow(), ReplayWindow()
+    for window in windows:
+        for number in seen:
+            window.advance(number)
+    fast = read_payload_packet(bytes(data), cipher, windows[0], associated)
+    slow = read_packet(
+        bytes(data),
+        protocol_id=0x1234,
+        accepted=SERVER_ACCEPTED_TYPES,
+        cipher=cipher,
+        replay=windows[1],
+        insecure=not secure,
+    )
+    if fast is None:
+        return
+    expected = slow if isinstance(slow, DropReason) else slow.payload  # type: ignore[union-attr]
+    assert fast == expected
+    assert windows[0].most_recent == windows[1].most_recent
+    assert [windows[0].already_received(n) for n in (*seen, sequence)] == [
+        windows[1].already_received(n) for n in (*seen, sequence)
+    ]

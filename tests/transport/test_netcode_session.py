@@ -482,3 +482,48 @@ def test_failure_exits() -> None:
         assert isinstance(target, NetcodeClientState)
     reached = {target for target in CLIENT_TRANSITIONS.values()}
     assert reached == set(NetcodeClientState)
+
+
+def test_direct_delivery() -> None:
+    """Payloads of a direct slot go to the sinks at once; bad copies are still counted."""
+    got: list[tuple[str, int, bytes]] = []
+    config = NetcodeServerConfig(protocol_id=PROTOCOL, private_key=KEY, public_address=SERVER)
+    server = NetcodeServer(
+        config=config,
+        random_bytes=lambda n: b"\x07" * n,
+        unix_time_offset=EPOCH - 100.0,
+        payload_sink=lambda cid, payload, now: got.append(("server", cid, payload)),
+    )
+    net = Net({SERVER: server})
+    client = NetcodeClient(
+        config=NetcodeClientConfig(),
+        payload_sink=lambda payload, now: got.append(("client", 0, payload)),
+    )
+    net.clients[("10.0.0.2", 5000)] = client
+    client.connect(token(), net.now)
+    net.run(0.5)
+    [connected] = events(server)
+    assert isinstance(connected, ClientConnected)
+    server.deliver_directly(connected.connection_id)
+    client.send_payloads([b"one", b"two"])
+    [(first, _), (second, _)] = client.datagrams_to_send(net.now)
+    tampered = second[:-1] + bytes([second[-1] ^ 1])
+    for data in (first, first, tampered, second):
+        server.receive_datagram(data, ("10.0.0.2", 5000), net.now)
+    server.send_payloads(connected.connection_id, [b"three"])
+    net.pump()
+    assert got == [("server", 1, b"one"), ("server", 1, b"two"), ("client", 0, b"three")]
+    assert events(server) == []
+    assert [e for e in events(client) if isinstance(e, PayloadReceived)] == []
+    dropped = server.statistics().dropped
+    assert (dropped[DropReason.REPLAYED], dropped[DropReason.DECRYPT_FAILED]) == (1, 1)
+    assert server.statistics().payloads_received == 2
+    assert client.statistics().payloads_received == 1
+    logged = sum(len(d) for src, _, d in net.log if src == ("10.0.0.2", 5000))
+    assert client.statistics().bytes_sent == logged + len(first) + len(second)
+
+
+def test_deliver_directly_needs_a_sink() -> None:
+    _, server, _ = connected_pair()
+    with pytest.raises(LocalProtocolError):
+        server.deliver_directly(1)

@@ -7,7 +7,9 @@ once connected, a `Connection` carries channels, acks and clock sync inside its 
 
 Decisions: a message-layer violation by the server emits `ConnectionViolated` and disconnects
 (``test_client_server.py::test_violation``); `send` before `Connected` raises
-`LocalProtocolError` rather than queueing, so nothing is silently held across a failed connect.
+`LocalProtocolError` rather than queueing, so nothing is silently held across a failed connect;
+payloads reach the `Connection` straight from the netcode layer's read path (its
+``payload_sink``), with no ``PayloadReceived`` in between.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from lagless.transport.netcode_events import (
     Connected,
     ConnectFailed,
     Disconnected,
-    PayloadReceived,
 )
 from lagless.transport.netcode_state import NetcodeClientState
 from lagless.transport.server import mark_user_data
@@ -44,7 +45,10 @@ class Client:
         config: NetcodeClientConfig | None = None,
         connection: ConnectionConfig | None = None,
     ) -> None:
-        self.netcode = NetcodeClient(config=config if config is not None else NetcodeClientConfig())
+        self.netcode = NetcodeClient(
+            config=config if config is not None else NetcodeClientConfig(),
+            payload_sink=self._on_payload,
+        )
         self._connection_config = connection if connection is not None else ConnectionConfig()
         self._connection: Connection | None = None
         self._events: deque[Event] = deque()
@@ -185,19 +189,23 @@ class Client:
         """Return the datagrams to send now, with their destinations."""
         self._now = max(self._now, now)
         if self._connection is not None:
-            for payload in self._connection.payloads_to_send(now):
-                self.netcode.send_payload(payload)
+            payloads = self._connection.payloads_to_send(now)
+            if payloads:
+                self.netcode.send_payloads(payloads)
             self._drain()
         return self.netcode.datagrams_to_send(now)
 
     def next_timer(self) -> float | None:
         """Absolute time (s) of the earliest deadline of the netcode layer or the connection."""
-        times = [t for t in (self.netcode.next_timer(),) if t is not None]
-        if self._connection is not None:
-            connection = self._connection.next_timer()
-            if connection is not None:
-                times.append(connection)
-        return min(times, default=None)
+        netcode = self.netcode.next_timer()
+        if self._connection is None:
+            return netcode
+        connection = self._connection.next_timer()
+        if connection is None:
+            return netcode
+        if netcode is None or connection < netcode:
+            return connection
+        return netcode
 
     def next_event(self) -> Event | None:
         """Return the next connection, message or delivery event, or None."""
@@ -219,20 +227,6 @@ class Client:
                         is_client=True,
                     )
                     self._events.append(event)
-                case PayloadReceived(payload=payload):
-                    if self._connection is not None:
-                        self._connection.receive_payload(payload, now)
-                        if self._connection.violation is not None:
-                            self._events.append(
-                                ConnectionViolated(
-                                    client_index=self._connection.client_index,
-                                    connection_id=self._connection.connection_id,
-                                    reason=self._connection.violation,
-                                )
-                            )
-                            self._drain()
-                            self._connection = None
-                            self.netcode.disconnect()
                 case Disconnected() | ConnectFailed():
                     self._drain()
                     self._connection = None
@@ -241,6 +235,24 @@ class Client:
                     self._events.append(event)
             event = self.netcode.next_event()
         self._drain()
+
+    def _on_payload(self, payload: bytes, now: float) -> None:
+        # the netcode layer's payload sink
+        connection = self._connection
+        if connection is None:
+            return
+        connection.receive_payload(payload, now)
+        if connection.violation is not None:
+            self._events.append(
+                ConnectionViolated(
+                    client_index=connection.client_index,
+                    connection_id=connection.connection_id,
+                    reason=connection.violation,
+                )
+            )
+            self._drain()
+            self._connection = None
+            self.netcode.disconnect()
 
     def _drain(self) -> None:
         if self._connection is None:

@@ -17,15 +17,20 @@ The "raw" mode: payloads are the application's own datagrams. Decisions:
   (spec §9 "Expiry") (``test_netcode_session.py::test_expired_token``).
 * Insecure mode needs ``NetcodeClientConfig(insecure=True)`` and :meth:`connect_insecure`; it logs
   a WARNING (``test_netcode_session.py::test_insecure_session``).
+* A wrapping layer that consumes payloads at once (``Client``) passes a ``payload_sink``: while
+  connected, payloads go to it as they are read, with no ``PayloadReceived`` and no queue, and
+  well-formed payload packets take a short read path (``packet.read_payload_packet``) with the
+  same checks and drop reasons as ``read_packet``
+  (``test_netcode_session.py::test_direct_delivery``).
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeAlias
 
 from lagless._types import Address
 from lagless.errors import ConfigError, LocalProtocolError
@@ -60,14 +65,20 @@ from lagless.transport.packet import (
     KeepAlivePacket,
     PayloadPacket,
     VerifiedRequest,
+    payload_associated_data,
     read_packet,
+    read_payload_packet,
     write_packet,
+    write_payload_packet,
 )
 from lagless.transport.replay import ReplayWindow
 from lagless.transport.token import ConnectToken, ConnectTokenError, read_connect_token
 
 _log: Final = logging.getLogger("lagless.transport")
 _S = NetcodeClientState
+
+ClientPayloadSink: TypeAlias = Callable[[bytes, float], None]
+"""Takes ``(payload, now)`` for each payload received while connected."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,11 +108,14 @@ class NetcodeClientConfig:
 class NetcodeClient(NetcodeEndpoint):
     """A netcode client as a sans-I/O state machine (STYLE §3)."""
 
-    def __init__(self, *, config: NetcodeClientConfig) -> None:
+    def __init__(
+        self, *, config: NetcodeClientConfig, payload_sink: ClientPayloadSink | None = None
+    ) -> None:
         """Create an idle client.
 
         Args:
             config: the client's configuration.
+            payload_sink: where payloads go instead of `PayloadReceived` events, if given.
         """
         super().__init__(
             role="client", insecure=config.insecure, insecure_note="no connect token, no encryption"
@@ -128,6 +142,8 @@ class NetcodeClient(NetcodeEndpoint):
         self._connection_id = 0  # ordinal of the connections this client made
         self._max_clients = 0
         self._queued_payloads = 0
+        self._payload_sink = payload_sink
+        self._payload_ad = payload_associated_data(0)
 
     # -- introspection ---------------------------------------------------------------------
 
@@ -247,14 +263,40 @@ class NetcodeClient(NetcodeEndpoint):
         Raises:
             LocalProtocolError: not connected, or ``data`` is empty or over 1200 bytes.
         """
+        self.send_payloads((data,))
+
+    def send_payloads(self, payloads: Sequence[bytes]) -> None:
+        """Queue one payload packet per item of ``payloads`` to the server, in order.
+
+        Pump the object afterwards (see ``lagless.io.drive.pump``).
+
+        Raises:
+            LocalProtocolError: not connected, or a payload is empty or over 1200 bytes
+                (nothing is sent).
+        """
         if self._state != _S.CONNECTED:
             raise LocalProtocolError(f"send_payload needs state CONNECTED, got {self._state.name}")
-        if not 1 <= len(data) <= MAX_PAYLOAD_BYTES:
-            raise LocalProtocolError(
-                f"payload must be 1 to {MAX_PAYLOAD_BYTES} bytes, got {len(data)}"
-            )
-        self._send(PayloadPacket(sequence=self._sequence, payload=bytes(data)), self._now)
-        self._counter.payloads_sent += 1
+        for data in payloads:
+            if not 1 <= len(data) <= MAX_PAYLOAD_BYTES:
+                raise LocalProtocolError(
+                    f"payload must be 1 to {MAX_PAYLOAD_BYTES} bytes, got {len(data)}"
+                )
+        address = self._server_address
+        assert address is not None  # invariant: set in every active state
+        cipher = self._send_cipher
+        associated = self._payload_ad
+        outbox = self._outbox
+        sequence = self._sequence
+        written = 0
+        for data in payloads:
+            packet = write_payload_packet(sequence, data, cipher, associated)
+            outbox.append((packet, address))
+            written += len(packet)
+            sequence += 1
+        self._sequence = sequence
+        self._outbox_bytes += written
+        self._last_send = self._now
+        self._counter.payloads_sent += len(payloads)
 
     def disconnect(self) -> None:
         """End the connection (or attempt) with redundant disconnect packets (spec §9).
@@ -274,6 +316,19 @@ class NetcodeClient(NetcodeEndpoint):
         if addr != self._server_address and self._normalized(addr) != self._server_address:
             self._drop(DropReason.WRONG_SOURCE_ADDRESS, addr)
             return
+        sink = self._payload_sink
+        if sink is not None and self._state == _S.CONNECTED:
+            payload = read_payload_packet(
+                data, self._receive_cipher, self._replay, self._payload_ad
+            )
+            if payload is not None:
+                if isinstance(payload, DropReason):
+                    self._drop(payload, addr)
+                    return
+                self._last_receive = now
+                self._counter.payloads_received += 1
+                sink(payload, now)
+                return
         result = read_packet(
             data,
             protocol_id=self._protocol_id,
@@ -357,6 +412,7 @@ class NetcodeClient(NetcodeEndpoint):
     def _begin(self, addresses: tuple[Address, ...], now: float) -> None:
         self._now = now
         self._addresses = addresses
+        self._payload_ad = payload_associated_data(self._protocol_id)
         self._sequence = 0
         self._server_index = 0
         self._apply(ClientInput.CONNECT)
@@ -410,10 +466,12 @@ class NetcodeClient(NetcodeEndpoint):
                 token_nonce=self._token.nonce,
                 encrypted_private_token=self._token.encrypted_private,
             )
-            self._outbox.append((write_packet(request), self._server_address))
+            data = write_packet(request)
         else:
             assert self._insecure_request is not None  # invariant: set by connect_insecure
-            self._outbox.append((write_packet(self._insecure_request), self._server_address))
+            data = write_packet(self._insecure_request)
+        self._outbox.append((data, self._server_address))
+        self._outbox_bytes += len(data)
         # spec §6.2 [ref]: a request consumes a sequence number although none goes on the wire.
         self._sequence += 1
         self._last_send = now
@@ -427,6 +485,7 @@ class NetcodeClient(NetcodeEndpoint):
             insecure=self._config.insecure,
         )
         self._outbox.append((data, self._server_address))
+        self._outbox_bytes += len(data)
         self._sequence += 1
         self._last_send = now
 

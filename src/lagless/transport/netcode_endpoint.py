@@ -60,6 +60,7 @@ class NetcodeEndpoint:
         self._role = role
         self._now = 0.0
         self._outbox: list[tuple[bytes, Address]] = []
+        self._outbox_bytes = 0  # bytes of the datagrams in _outbox, added as each is queued
         self._events: deque[NetcodeEvent] = deque()
         self._counter = DropCounter()
         if insecure:
@@ -103,8 +104,10 @@ class NetcodeEndpoint:
             ``(datagram, destination)`` pairs in send order.
         """
         out, self._outbox = self._outbox, []
-        self._counter.datagrams_sent += len(out)
-        self._counter.bytes_sent += sum(len(d) for d, _ in out)
+        counter = self._counter
+        counter.datagrams_sent += len(out)
+        counter.bytes_sent += self._outbox_bytes
+        self._outbox_bytes = 0
         return out
 
     def next_event(self) -> NetcodeEvent | None:

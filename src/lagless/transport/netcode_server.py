@@ -22,6 +22,12 @@ Decisions:
   connects, and a late echo must never reach that client
   (``test_netcode_session.py::test_late_verbs_never_reach_the_next_client``). An id this server
   never issued is a programming error and raises ``LocalProtocolError``.
+* A wrapping layer that consumes payloads at once (``Server`` with a ``Connection`` per slot)
+  passes a ``payload_sink`` and calls :meth:`NetcodeServer.deliver_directly` for such a slot:
+  its payloads then go to the sink as they are read, with no ``PayloadReceived`` and no queue.
+  Well-formed payload packets of connected slots take a short read path
+  (``packet.read_payload_packet``) with the same checks and drop reasons as ``read_packet``
+  (``test_netcode_session.py::test_direct_delivery``).
 """
 
 from __future__ import annotations
@@ -29,8 +35,9 @@ from __future__ import annotations
 import heapq
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from lagless._types import Address
 from lagless.errors import ConfigError, LocalProtocolError
@@ -70,10 +77,16 @@ from lagless.transport.packet import (
     KeepAlivePacket,
     PayloadPacket,
     VerifiedRequest,
+    payload_associated_data,
     read_packet,
+    read_payload_packet,
     write_packet,
+    write_payload_packet,
 )
 from lagless.transport.replay import ReplayWindow
+
+PayloadSink: TypeAlias = Callable[[int, bytes, float], None]
+"""Takes ``(connection_id, payload, now)`` for each payload of a slot delivered directly."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -152,6 +165,7 @@ class _Slot:
         "client_id",
         "confirmed",
         "connection_id",
+        "direct",
         "index",
         "last_receive",
         "last_send",
@@ -180,6 +194,7 @@ class _Slot:
         self.last_send = now
         self.last_receive = now
         self.confirmed = False
+        self.direct = False
         self.replay = ReplayWindow()
 
 
@@ -192,6 +207,7 @@ class NetcodeServer(NetcodeEndpoint):
         config: NetcodeServerConfig,
         random_bytes: Callable[[int], bytes] = os.urandom,
         unix_time_offset: float = 0.0,
+        payload_sink: PayloadSink | None = None,
     ) -> None:
         """Create and start the server (spec §10.6 ``start``).
 
@@ -199,6 +215,7 @@ class NetcodeServer(NetcodeEndpoint):
             config: the server's configuration.
             random_bytes: source of cryptographic randomness (draws the 32-byte challenge key).
             unix_time_offset: seconds to add to ``now`` to get Unix time (token expiry checks).
+            payload_sink: where the payloads of slots named in `deliver_directly` go.
         """
         super().__init__(
             role="server",
@@ -222,6 +239,8 @@ class NetcodeServer(NetcodeEndpoint):
         self._last_connection_id = 0
         self._queued: dict[int, int] = {}  # connection id -> payloads waiting in the event queue
         self._timers: list[tuple[float, int]] = []  # (deadline s, connection id), one per slot
+        self._payload_sink = payload_sink
+        self._payload_ad = payload_associated_data(config.protocol_id)
 
     # -- introspection ---------------------------------------------------------------------
 
@@ -271,6 +290,21 @@ class NetcodeServer(NetcodeEndpoint):
         """Identities of the open connections, ascending."""
         return sorted(self._by_connection)
 
+    def deliver_directly(self, connection_id: int) -> None:
+        """Hand this connection's payloads to the ``payload_sink`` as they are read.
+
+        They no longer become `PayloadReceived` events nor count against the payload queue.
+        Call it on the connection's ``ClientConnected``, before the next datagram.
+
+        Raises:
+            LocalProtocolError: no ``payload_sink`` was given, or the id was never issued.
+        """
+        if self._payload_sink is None:
+            raise LocalProtocolError("deliver_directly needs a payload_sink")
+        slot = self._live(connection_id)
+        if slot is not None:
+            slot.direct = True
+
     def count_verb_on_gone(self) -> None:
         """Count a verb of a wrapping layer that named a connection that has gone away."""
         self._counter.verbs_on_gone += 1
@@ -293,18 +327,46 @@ class NetcodeServer(NetcodeEndpoint):
         Raises:
             LocalProtocolError: ``data`` is empty or over 1200 bytes, or the id was never issued.
         """
-        if not 1 <= len(data) <= MAX_PAYLOAD_BYTES:
-            raise LocalProtocolError(
-                f"payload must be 1 to {MAX_PAYLOAD_BYTES} bytes, got {len(data)}"
-            )
+        return self.send_payloads(connection_id, (data,))
+
+    def send_payloads(self, connection_id: int, payloads: Sequence[bytes]) -> bool:
+        """Queue one payload packet per item of ``payloads`` to a connected client, in order.
+
+        What `send_payload` does for each, with one lookup of the connection.
+
+        Returns:
+            True if queued, False if that connection has gone away (nothing is sent).
+
+        Raises:
+            LocalProtocolError: a payload is empty or over 1200 bytes (nothing is sent), or the
+                id was never issued.
+        """
+        for data in payloads:
+            if not 1 <= len(data) <= MAX_PAYLOAD_BYTES:
+                raise LocalProtocolError(
+                    f"payload must be 1 to {MAX_PAYLOAD_BYTES} bytes, got {len(data)}"
+                )
         slot = self._live(connection_id)
         if slot is None:
             self._counter.verbs_on_gone += 1
             return False
-        if not slot.confirmed:
-            self._send_keep_alive(slot, self._now)
-        self._send_to(slot, PayloadPacket(sequence=slot.sequence, payload=bytes(data)), self._now)
-        self._counter.payloads_sent += 1
+        now = self._now
+        cipher = slot.mapping.send
+        associated = self._payload_ad
+        outbox = self._outbox
+        address = slot.address
+        written = 0
+        for data in payloads:
+            if not slot.confirmed:
+                self._send_keep_alive(slot, now)
+            packet = write_payload_packet(slot.sequence, data, cipher, associated)
+            outbox.append((packet, address))
+            written += len(packet)
+            slot.sequence += 1
+        self._outbox_bytes += written
+        slot.last_send = now
+        slot.mapping.last_access = now
+        self._counter.payloads_sent += len(payloads)
         return True
 
     def disconnect(
@@ -348,10 +410,22 @@ class NetcodeServer(NetcodeEndpoint):
 
     def _receive(self, data: bytes, addr: Address, now: float) -> None:
         # spec §10.3 receive dispatch: length, encryption mapping, then read_packet's checks.
+        slot = self._by_address.get(addr)
+        if slot is not None and slot.direct:
+            payload = read_payload_packet(data, slot.mapping.receive, slot.replay, self._payload_ad)
+            if payload is not None:
+                if isinstance(payload, DropReason):
+                    self._drop(payload, addr)
+                    return
+                slot.last_receive = now
+                slot.confirmed = True
+                self._counter.payloads_received += 1
+                assert self._payload_sink is not None  # invariant: checked by deliver_directly
+                self._payload_sink(slot.connection_id, payload, now)
+                return
         if len(data) <= 1:
             self._drop(DropReason.DATAGRAM_TOO_SHORT, addr)
             return
-        slot = self._by_address.get(addr)
         mapping = slot.mapping if slot is not None else self._live_mapping(addr, now)
         if mapping is None and data[0] != 0:
             self._drop(DropReason.NO_ENCRYPTION_MAPPING, addr)
@@ -500,6 +574,7 @@ class NetcodeServer(NetcodeEndpoint):
             insecure=self._config.insecure,
         )
         self._outbox.append((data, addr))
+        self._outbox_bytes += len(data)
 
     def _next_global_sequence(self) -> int:
         sequence = self._global_sequence
@@ -629,6 +704,7 @@ class NetcodeServer(NetcodeEndpoint):
             insecure=self._config.insecure,
         )
         self._outbox.append((data, slot.address))
+        self._outbox_bytes += len(data)
         slot.sequence += 1
         slot.last_send = now
         slot.mapping.last_access = now

@@ -22,6 +22,9 @@ Decisions:
   touched since the last pump are kept in a set and only they are asked for payloads; each
   connection's deadline sits in a heap with lazy deletion (a stale entry is skipped when it
   surfaces, and the heap is rebuilt when stale entries outnumber live ones four to one).
+* A lagless connection's payloads reach its `Connection` straight from the netcode layer's read
+  path (``NetcodeServer.deliver_directly``), with no ``PayloadReceived`` in between; payloads
+  to send go down in one batch per connection (``NetcodeServer.send_payloads``).
 
 Plain netcode clients beside lagless ones (``plain_unmarked=True``, what ``lagless serve`` uses):
 a lagless client marks its connect token's user data with `LAGLESS_MARK` (`mark_user_data`; the
@@ -47,7 +50,7 @@ from lagless.errors import LocalProtocolError
 from lagless.transport.connection import Connection, ConnectionConfig, ConnectionStatistics
 from lagless.transport.events import ConnectionViolated, Event
 from lagless.transport.message_errors import SendQueueFull
-from lagless.transport.netcode_events import ClientConnected, ClientDisconnected, PayloadReceived
+from lagless.transport.netcode_events import ClientConnected, ClientDisconnected
 from lagless.transport.netcode_server import NetcodeServer, NetcodeServerConfig
 from lagless.transport.netcode_state import ServerDisconnectReason
 
@@ -89,7 +92,10 @@ class Server:
         plain_unmarked: bool = False,
     ) -> None:
         self.netcode = NetcodeServer(
-            config=config, random_bytes=random_bytes, unix_time_offset=unix_time_offset
+            config=config,
+            random_bytes=random_bytes,
+            unix_time_offset=unix_time_offset,
+            payload_sink=self._on_payload,
         )
         self._connection_config = connection if connection is not None else ConnectionConfig()
         self._connections: dict[int, Connection] = {}  # connection id -> its reliability layer
@@ -248,8 +254,9 @@ class Server:
                 connection = connections.get(connection_id)
                 if connection is None:
                     continue
-                for payload in connection.payloads_to_send(now):
-                    netcode.send_payload(connection_id, payload)
+                payloads = connection.payloads_to_send(now)
+                if payloads:
+                    netcode.send_payloads(connection_id, payloads)
                 self._drain(connection)
                 due = connection.next_timer()
                 if due != deadline.get(connection_id):
@@ -296,6 +303,22 @@ class Server:
             self.netcode.count_verb_on_gone()
         return None
 
+    def _on_payload(self, connection_id: int, payload: bytes, now: float) -> None:
+        # the netcode layer's payload sink for lagless connections (deliver_directly)
+        connection = self._connections[connection_id]
+        connection.receive_payload(payload, now)
+        self._touched.add(connection_id)
+        self._events.extend(connection.take_events())
+        if connection.violation is not None:
+            self._events.append(
+                ConnectionViolated(
+                    client_index=connection.client_index,
+                    connection_id=connection_id,
+                    reason=connection.violation,
+                )
+            )
+            self.netcode.disconnect(connection_id, ServerDisconnectReason.PROTOCOL_VIOLATION)
+
     def _drop_client(self, connection_id: int, reason: ServerDisconnectReason) -> None:
         self.netcode.disconnect(connection_id, reason)
         self._dispatch(self._now)
@@ -317,27 +340,11 @@ class Server:
                             is_client=False,
                         )
                         self._touched.add(cid)
+                        self.netcode.deliver_directly(cid)
                     if marked:
                         stripped = user_data[len(LAGLESS_MARK) :] + bytes(len(LAGLESS_MARK))
                         event = dataclasses.replace(event, user_data=stripped)
                     self._events.append(event)
-                case PayloadReceived(connection_id=cid) if cid in self._plain:
-                    self._events.append(event)
-                case PayloadReceived(connection_id=cid, payload=payload):
-                    connection = self._connections.get(cid)
-                    if connection is not None:
-                        connection.receive_payload(payload, now)
-                        self._touched.add(cid)
-                        self._drain(connection)
-                        if connection.violation is not None:
-                            self._events.append(
-                                ConnectionViolated(
-                                    client_index=connection.client_index,
-                                    connection_id=cid,
-                                    reason=connection.violation,
-                                )
-                            )
-                            self.netcode.disconnect(cid, ServerDisconnectReason.PROTOCOL_VIOLATION)
                 case ClientDisconnected(connection_id=cid):
                     self._plain.discard(cid)
                     connection = self._connections.pop(cid, None)
