@@ -35,6 +35,9 @@ also limited by its congestion pacing, a PyGaSe client by its 40 packets/s of at
 PyGaSe events are sent with ``retries=3`` (re-sent when their packet is not acknowledged within
 1 s), its nearest thing to reliable delivery; its duplicates are ignored.
 
+Each row also carries the server's own counters for the whole run (``server``: echoes, datagrams in
+and out, datagrams its netcode layer dropped), handshakes and warm-up included.
+
 Run: ``lagless bench server [--quick] [--json] [--clients 16,64] [--seconds S] [--workers K]
 [--no-pygase]`` or ``python benchmarks/server.py ...``. Linux only for the CPU and drop columns
 (they read ``/proc``); elsewhere they are missing.
@@ -385,6 +388,10 @@ async def _lagless_serve(conn: multiprocessing.connection.Connection, port: int)
         await _pipe_message(conn)
         stop.set()
         await serving
+    netcode = server.netcode.statistics()
+    stats["datagrams_in"] = netcode.datagrams_received
+    stats["datagrams_out"] = netcode.datagrams_sent
+    stats["dropped"] = sum(netcode.dropped.values())
     conn.send(stats)
 
 
@@ -881,7 +888,7 @@ def measure(workload: Workload, plan: Plan, progress: Progress, label: str) -> d
         "server_cpu_share": None if server_cpu is None else server_cpu / wall,
         "total_cpu_share": None if total_cpu is None else total_cpu / wall,
         "kernel_drops": drops,
-        "server": server_stats,
+        "server": server_stats,  # whole run: handshakes and warm-up included
     }
 
 
