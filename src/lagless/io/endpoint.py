@@ -61,7 +61,7 @@ from typing import Final, Generic, TypeVar
 from lagless._types import Address, SansIO
 from lagless.errors import ConfigError, LocalProtocolError
 from lagless.io.drive import pump
-from lagless.io.udp import DRAIN_BATCH, MAX_DATAGRAM, drain, format_hostport, open_udp_socket
+from lagless.io.udp import DRAIN_BATCH, drain, format_hostport, open_udp_socket
 
 T = TypeVar("T", bound=SansIO)
 R = TypeVar("R")
@@ -103,7 +103,6 @@ class _Driver(Generic[T]):
         self.obj = obj
         self.sock = sock
         self._clock = clock
-        self._buffer = bytearray(MAX_DATAGRAM)
         self._name = format_hostport(self.address)
         self.events: deque[object] = deque()
         self.due: float | None = None  # the object's next deadline (s), as it last said
@@ -128,7 +127,7 @@ class _Driver(Generic[T]):
         """Feed up to ``limit`` waiting datagrams to the object without pumping; return how many."""
         before = self.datagrams
         try:
-            drain(self.sock, self._buffer, self._feed, limit)
+            drain(self.sock, self._feed, limit)
         except OSError:
             self.error("reading the socket")
         return self.datagrams - before
@@ -296,7 +295,9 @@ class AsyncEndpoint(_FrontEnd[T]):
                 f"resume_events must be in [0, max_events={max_events}), got {resume_events}"
             )
         self._loop = loop
-        self._driver = _Driver(obj, sock, loop.time)
+        # the stock loop's time() is time.monotonic() behind a Python frame: call it directly
+        stock = type(loop).time is asyncio.BaseEventLoop.time
+        self._driver = _Driver(obj, sock, time.monotonic if stock else loop.time)
         self._max_events = max_events
         self._resume_events = resume_events
         self._wakeup = asyncio.Event()
