@@ -38,9 +38,9 @@ PyGaSe events are sent with ``retries=3`` (re-sent when their packet is not ackn
 Each row also carries the server's own counters for the whole run (``server``: echoes, datagrams in
 and out, datagrams its netcode layer dropped), handshakes and warm-up included.
 
-Run: ``lagless bench server [--quick] [--json] [--clients 16,64] [--seconds S] [--workers K]
-[--no-pygase]`` or ``python benchmarks/server.py ...``. Linux only for the CPU and drop columns
-(they read ``/proc``); elsewhere they are missing.
+Run: ``lagless bench server [--quick] [--json] [--clients 16,64] [--rate R] [--seconds S]
+[--workers K] [--no-pygase]`` or ``python benchmarks/server.py ...``. Linux only for the CPU and
+drop columns (they read ``/proc``); elsewhere they are missing.
 """
 
 from __future__ import annotations
@@ -122,7 +122,9 @@ class Plan:
     """Which workloads a run measures and for how long."""
 
     sweep: tuple[int, ...]
-    """Client counts at `GOAL_RATE` messages/s each, lagless only; the last is the goal row."""
+    """Client counts at ``rate`` messages/s each, lagless only; the last is the goal row."""
+    rate: float
+    """Messages/s per client in the sweep (`GOAL_RATE` for the goal)."""
     compare_clients: int
     """Clients in the PyGaSe comparison (RTT at `COMPARE_RATE` and max rate)."""
     seconds: float
@@ -141,6 +143,7 @@ class Plan:
 
 FULL: Final = Plan(
     sweep=(16, 32, 64, 128, GOAL_CLIENTS),
+    rate=GOAL_RATE,
     compare_clients=COMPARE_CLIENTS,
     seconds=10.0,
     compare_seconds=5.0,
@@ -151,6 +154,7 @@ FULL: Final = Plan(
 )
 QUICK: Final = Plan(
     sweep=(4,),
+    rate=GOAL_RATE,
     compare_clients=4,
     seconds=2.0,
     compare_seconds=1.0,
@@ -920,25 +924,25 @@ def _goals(goal: Row, compare: dict[tuple[str, str], Row]) -> list[Row]:
     cpu = goal["server_cpu_share"]
     rows: list[Row] = [
         {
-            "goal": f"{clients} clients × {GOAL_RATE:g} msg/s: all connect",
+            "goal": f"{clients} clients × {goal['rate_per_client']:g} msg/s: all connect",
             "target": f"{clients}",
             "measured": f"{goal['connected']}",
             "met": goal["connected"] == clients,
         },
         {
-            "goal": f"{clients} clients × {GOAL_RATE:g} msg/s: RTT p99",
+            "goal": f"{clients} clients × {goal['rate_per_client']:g} msg/s: RTT p99",
             "target": f"≤ {GOAL_P99_MS:g} ms",
             "measured": "—" if p99 is None else f"{p99:.2f} ms",
             "met": isinstance(p99, float) and p99 <= GOAL_P99_MS,
         },
         {
-            "goal": f"{clients} clients × {GOAL_RATE:g} msg/s: server CPU",
+            "goal": f"{clients} clients × {goal['rate_per_client']:g} msg/s: server CPU",
             "target": f"< {GOAL_SERVER_CPU:g} core",
             "measured": "—" if cpu is None else f"{cpu:.2f} core",
             "met": isinstance(cpu, float) and cpu < GOAL_SERVER_CPU,
         },
         {
-            "goal": f"{clients} clients × {GOAL_RATE:g} msg/s: messages lost",
+            "goal": f"{clients} clients × {goal['rate_per_client']:g} msg/s: messages lost",
             "target": "0",
             "measured": f"{goal['lost']} of {goal['sent']}",
             "met": goal["lost"] == 0 and goal["refused"] == 0,
@@ -977,9 +981,9 @@ def run(plan: Plan, progress: Progress) -> dict[str, object]:
     load_before = os.getloadavg()
     problem = pygase_problem() if plan.pygase else "PyGaSe skipped (--no-pygase)"
     jobs: list[tuple[str, Workload]] = [
-        (SWEEP, Workload(LAGLESS, n, GOAL_RATE, plan.seconds)) for n in plan.sweep
+        (SWEEP, Workload(LAGLESS, n, plan.rate, plan.seconds)) for n in plan.sweep
     ]
-    jobs.append((FLOOR, Workload(UDP, plan.sweep[-1], GOAL_RATE, plan.seconds)))
+    jobs.append((FLOOR, Workload(UDP, plan.sweep[-1], plan.rate, plan.seconds)))
     stacks = (LAGLESS,) if problem else (LAGLESS, PYGASE)
     for stack in stacks:
         jobs.append(
@@ -1104,6 +1108,7 @@ def _plan(argv: Sequence[str]) -> tuple[Plan, bool]:
     parser.add_argument("--quick", action="store_true", help="a few seconds at small sizes")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.add_argument("--clients", help="comma-separated sweep of client counts, e.g. 16,256")
+    parser.add_argument("--rate", type=float, help="messages/s per client in the sweep")
     parser.add_argument("--seconds", type=float, help="measured window per sweep workload (s)")
     parser.add_argument("--workers", type=int, help="client processes per workload")
     parser.add_argument("--no-pygase", action="store_true", help="skip the PyGaSe comparison")
@@ -1112,6 +1117,8 @@ def _plan(argv: Sequence[str]) -> tuple[Plan, bool]:
     changes: dict[str, object] = {}
     if args.clients:
         changes["sweep"] = tuple(int(n) for n in args.clients.split(","))
+    if args.rate is not None:
+        changes["rate"] = args.rate
     if args.seconds is not None:
         changes["seconds"] = args.seconds
     if args.workers is not None:
