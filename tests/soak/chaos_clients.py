@@ -467,18 +467,22 @@ async def reconnect_loop(target: Target, rng: random.Random, *, cycles: int) -> 
         await echo_session(target, rng, messages=2)
 
 
-async def handshake_requests(target: Target, rng: random.Random, count: int) -> list[bytes]:
-    """The first datagram (the connection request) of ``count`` fresh clients of ``target``'s
-    mode and ``count`` of the other mode (insecure against secure and the other way round)."""
-    other = Target(target.address, target.protocol_id, b"\x07" * 32 if target.insecure else None)
+def handshake_requests(
+    target: Target, rng: random.Random, count: int, *, other_mode: bool = False
+) -> list[bytes]:
+    """The first datagram (the connection request) of ``count`` fresh clients of ``target``, or
+    of its other security mode (insecure against secure and the other way round)."""
+    mode = target
+    if other_mode:
+        mode = Target(target.address, target.protocol_id, b"\x07" * 32 if target.insecure else None)
     requests = []
-    for mode in [target] * count + [other] * count:
+    for _ in range(count):
         client = new_client(mode)
         now = time.monotonic()
         mode.connect(client, rng.getrandbits(63), now)
         client.handle_timer(now)
         requests.extend(data for data, _ in client.datagrams_to_send(now)[:1])
-    assert len(requests) == 2 * count
+    assert len(requests) == count
     return requests
 
 
@@ -560,17 +564,23 @@ async def spray(
     return sender.sent
 
 
-async def half_open(target: Target, rng: random.Random, *, count: int, hold: float) -> None:
-    """``count`` handshakes from ``count`` sockets that never answer the challenge."""
-    sender = RawSender()
-    sender.open(count)
-    try:
-        requests = await handshake_requests(target, rng, count)
-        for sock, request in zip(sender.sockets, requests[:count], strict=True):
-            sock.sendto(request, target.address)
-        await asyncio.sleep(hold)
-    finally:
-        sender.close()
+async def half_open(target: Target, rng: random.Random, *, count: int, seconds: float) -> None:
+    """``count`` handshakes that never answer the challenge, spread over ``seconds``.
+
+    Each comes from its own short-lived socket (so its own port), so more of them than the
+    server's 1024 encryption mappings can be pending at once without holding that many files.
+    """
+    batch = 32  # requests made and sent between two yields to the event loop
+    for start in range(0, count, batch):
+        sender = RawSender()
+        sender.open(min(batch, count - start))
+        requests = handshake_requests(target, rng, len(sender.sockets))
+        try:
+            for sock, request in zip(sender.sockets, requests, strict=True):
+                sock.sendto(request, target.address)
+        finally:
+            sender.close()
+        await asyncio.sleep(seconds * batch / count)
 
 
 # -- VFC clients ----------------------------------------------------------------------------------

@@ -162,7 +162,9 @@ def _open_connections(stdout: str) -> set[str]:
 async def _echo_chaos(target: Target, rng: random.Random, tmp_path: Path) -> dict[str, int]:
     """Every behaviour against one echo server for CHAOS_SECONDS; return counts to check."""
     seconds = CHAOS_SECONDS
-    samples = await handshake_requests(target, rng, 4)
+    samples = handshake_requests(target, rng, 4) + handshake_requests(
+        target, rng, 4, other_mode=True
+    )
 
     def record(data: bytes) -> list[bytes]:
         if len(samples) < 200:
@@ -201,7 +203,7 @@ async def _echo_chaos(target: Target, rng: random.Random, tmp_path: Path) -> dic
         )
         group.create_task(_repeat(seconds, 100, lambda: reconnect_loop(target, rng, cycles=3)))
         group.create_task(
-            _repeat(seconds, 20, lambda: half_open(target, rng, count=64, hold=seconds / 4))
+            _repeat(seconds, 2, lambda: half_open(target, rng, count=1100, seconds=seconds / 2))
         )
         group.create_task(
             spray(target.address, rng, samples=samples, count=int(500 * seconds), seconds=seconds)
@@ -303,7 +305,9 @@ async def _vfc_chaos(address: Address, rng: random.Random) -> None:
     """Every behaviour against the VFC server for CHAOS_SECONDS; bots that finish exit 0."""
     seconds = CHAOS_SECONDS
     target = Target(address, VFC_PROTOCOL_ID, None)
-    samples = await handshake_requests(target, rng, 4)
+    samples = handshake_requests(target, rng, 4) + handshake_requests(
+        target, rng, 4, other_mode=True
+    )
 
     def record(data: bytes) -> list[bytes]:
         if len(samples) < 200:
@@ -335,7 +339,7 @@ async def _vfc_chaos(address: Address, rng: random.Random) -> None:
             )
         )
         group.create_task(
-            _repeat(seconds, 20, lambda: half_open(target, rng, count=64, hold=seconds / 4))
+            _repeat(seconds, 2, lambda: half_open(target, rng, count=1100, seconds=seconds / 2))
         )
         group.create_task(
             spray(address, rng, samples=samples, count=int(300 * seconds), seconds=seconds)
