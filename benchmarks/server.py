@@ -35,8 +35,10 @@ also limited by its congestion pacing, a PyGaSe client by its 40 packets/s of at
 PyGaSe events are sent with ``retries=3`` (re-sent when their packet is not acknowledged within
 1 s), its nearest thing to reliable delivery; its duplicates are ignored.
 
-Each row also carries the server's own counters for the whole run (``server``: echoes, datagrams in
-and out, datagrams its netcode layer dropped), handshakes and warm-up included.
+Each row also carries the server's own counters: per second over the window
+(``server_echoes_per_s``, ``server_datagrams_in_per_s``, ``server_datagrams_out_per_s``: what
+keep-alives, acks and clock sync add to the messages), and for the whole run (``server``:
+handshakes and warm-up included).
 
 Run: ``lagless bench server [--quick] [--json] [--clients 16,64] [--rate R] [--seconds S]
 [--workers K] [--no-pygase]`` or ``python benchmarks/server.py ...``. Linux only for the CPU and
@@ -99,6 +101,8 @@ TOP_UP: Final = 0.002  # seconds between window refills in the max-rate workload
 START_DELAY: Final = 0.5  # seconds from the schedule's broadcast to the first send
 PYGASE_RETRIES: Final = 3  # re-sends of an unacknowledged PyGaSe event
 PYGASE_EVENT: Final = "E"
+MARK: Final = "mark"  # parent to server: send your counters now
+STOP: Final = "stop"  # parent to server: stop serving, send your final counters
 
 LAGLESS: Final = "lagless"
 UDP: Final = "plain UDP"
@@ -385,18 +389,24 @@ async def _lagless_serve(conn: multiprocessing.connection.Connection, port: int)
         elif isinstance(event, ClientDisconnected):
             stats["left"] += 1
 
+    def snapshot() -> dict[str, int]:
+        netcode = server.netcode.statistics()
+        return {
+            **stats,
+            "datagrams_in": netcode.datagrams_received,
+            "datagrams_out": netcode.datagrams_sent,
+            "dropped": sum(netcode.dropped.values()),
+        }
+
     async with open_endpoint(server, (HOST, port)) as ep:
         stop = asyncio.Event()
         serving = asyncio.create_task(serve_events(ep, echo, stop=stop))
         conn.send("ready")
-        await _pipe_message(conn)
+        while await _pipe_message(conn) == MARK:
+            conn.send(snapshot())
         stop.set()
         await serving
-    netcode = server.netcode.statistics()
-    stats["datagrams_in"] = netcode.datagrams_received
-    stats["datagrams_out"] = netcode.datagrams_sent
-    stats["dropped"] = sum(netcode.dropped.values())
-    conn.send(stats)
+    conn.send(snapshot())
 
 
 def lagless_clients(
@@ -530,12 +540,20 @@ async def _udp_serve(conn: multiprocessing.connection.Connection, port: int) -> 
             return
         stats["echoes"] += 1
 
+    def snapshot() -> dict[str, int]:
+        return {
+            **stats,
+            "datagrams_in": stats["echoes"] + stats["send_errors"],
+            "datagrams_out": stats["echoes"],
+        }
+
     remove = add_datagram_reader(asyncio.get_running_loop(), sock, echo)
     conn.send("ready")
-    await _pipe_message(conn)
+    while await _pipe_message(conn) == MARK:
+        conn.send(snapshot())
     remove()
     sock.close()
-    conn.send(stats)
+    conn.send(snapshot())
 
 
 def udp_clients(
@@ -617,7 +635,8 @@ def pygase_server(conn: multiprocessing.connection.Connection, port: int) -> Non
     server.register_event_handler(PYGASE_EVENT, on_event)
     server.run_in_thread(port, HOST)
     conn.send("ready")
-    conn.recv()
+    while conn.recv() == MARK:
+        conn.send(dict(stats))
     stats["joined"] = len(server.connections)
     conn.send(stats)
 
@@ -855,11 +874,15 @@ def measure(workload: Workload, plan: Plan, progress: Progress, label: str) -> d
             end.send(schedule)
         _sleep_until(schedule.measure_from, progress, f"{label}: warming up")
         cpu_before = [_cpu_seconds(int(child.pid or 0)) for child in children]
+        server_end.send(MARK)
+        counted_before = _expect(server_end, 10.0, "server counters")
         drops_before = _udp_rcvbuf_errors()
         wall_before = time.monotonic()
         _sleep_until(schedule.measure_to, progress, f"{label}: measuring")
         wall = time.monotonic() - wall_before
         cpu_after = [_cpu_seconds(int(child.pid or 0)) for child in children]
+        server_end.send(MARK)
+        counted_after = _expect(server_end, 10.0, "server counters")
         drops = _diff(_udp_rcvbuf_errors(), drops_before)
         progress.show(f"{label}: draining")
         tally = Tally()
@@ -867,9 +890,16 @@ def measure(workload: Workload, plan: Plan, progress: Progress, label: str) -> d
             part = _expect(end, plan.drain + 30.0, "client results")
             assert isinstance(part, Tally)  # invariant: workers send their tally last
             tally.merge(part)
-        server_end.send("stop")
+        server_end.send(STOP)
         server_stats = _expect(server_end, 10.0, "server statistics")
     cpu = [_diff(a, b) for a, b in zip(cpu_after, cpu_before, strict=True)]
+    assert isinstance(counted_before, dict)  # invariant: servers answer MARK with their counters
+    assert isinstance(counted_after, dict)
+    window = {
+        f"server_{key}_per_s": (counted_after[key] - counted_before[key]) / wall
+        for key in ("echoes", "datagrams_in", "datagrams_out")
+        if key in counted_after
+    }
     server_cpu = cpu[0]
     total_cpu = None if any(c is None for c in cpu) else sum(c for c in cpu if c is not None)
     return {
@@ -892,6 +922,7 @@ def measure(workload: Workload, plan: Plan, progress: Progress, label: str) -> d
         "server_cpu_share": None if server_cpu is None else server_cpu / wall,
         "total_cpu_share": None if total_cpu is None else total_cpu / wall,
         "kernel_drops": drops,
+        **window,
         "server": server_stats,  # whole run: handshakes and warm-up included
     }
 

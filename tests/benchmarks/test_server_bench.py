@@ -75,6 +75,9 @@ def test_quick_json_every_workload_echoed(quick: dict[str, object]) -> None:
         assert 0 <= row["lost"] <= row["sent"], row
         assert math.isfinite(row["rtt_max_ms"]), row
         assert row["rtt_max_ms"] >= row["rtt_p99_ms"] >= row["rtt_p50_ms"] > 0, row
+        assert row["server_echoes_per_s"] > 0, row  # the server's own count over the window
+        if row["stack"] == "lagless":  # every echo leaves in a datagram, acks and clock sync too
+            assert row["server_datagrams_out_per_s"] > 0, row
 
 
 def test_quick_json_states_goals_and_pygase(quick: dict[str, object]) -> None:
