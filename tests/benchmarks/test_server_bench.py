@@ -47,13 +47,20 @@ def _json(args: list[str]) -> dict[str, object]:
     return result
 
 
+def _lagless() -> str:
+    found = shutil.which("lagless", path=str(Path(sys.executable).parent))
+    assert found is not None
+    return found
+
+
 @pytest.fixture(scope="module")
 def quick() -> dict[str, object]:
-    return _json([sys.executable, str(BENCH), "--quick", "--json"])
+    """One quick run through the CLI; ``--clients 3`` shows the arguments reach the script."""
+    return _json([_lagless(), "bench", "server", "--quick", "--json", "--clients", "3"])
 
 
 def test_quick_json_has_the_headline_fields(quick: dict[str, object]) -> None:
-    assert quick["clients"] == quick["connected"] == 4
+    assert quick["clients"] == quick["connected"] == 3
     p99 = quick["rtt_p99_ms"]
     assert isinstance(p99, float)
     assert p99 > 0
@@ -94,32 +101,17 @@ def test_quick_json_states_goals_and_pygase(quick: dict[str, object]) -> None:
         assert stacks == {"lagless", "plain UDP"}
 
 
-def test_cli_passes_arguments_through() -> None:
-    lagless = shutil.which("lagless", path=str(Path(sys.executable).parent))
-    assert lagless is not None
-    result = _json(
-        [
-            lagless,
-            "bench",
-            "server",
-            "--quick",
-            "--json",
-            "--no-pygase",
-            "--clients",
-            "2",
-            "--seconds",
-            "0.5",
-        ]
-    )
-    assert result["clients"] == result["connected"] == 2  # --clients reached the script
-    assert result["pygase"] == "PyGaSe skipped (--no-pygase)"
+def test_cli_passes_arguments_through(quick: dict[str, object]) -> None:
+    assert quick["plan"]["sweep"] == [3]  # type: ignore[index]  # --clients 3
+    assert quick["plan"]["seconds"] == 1.0  # type: ignore[index]  # --quick
+    rows = quick["workloads"]
+    assert isinstance(rows, list)
+    assert {row["clients"] for row in rows if row["workload"] == "sweep"} == {3}
 
 
 def test_ctrl_c_ends_the_bench_cleanly() -> None:
-    lagless = shutil.which("lagless", path=str(Path(sys.executable).parent))
-    assert lagless is not None
     child = subprocess.Popen(
-        [lagless, "bench", "server", "--quick", "--no-pygase"],
+        [_lagless(), "bench", "server", "--quick", "--no-pygase"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
