@@ -19,6 +19,7 @@ import typer
 from lagless.errors import ConfigError
 
 INTERRUPTED: int = 130  # exit status of a program ended by SIGINT (128 + 2)
+HELP: frozenset[str] = frozenset({"--help", "-h"})  # our help; after a name, the script's
 
 
 def benchmarks_dir() -> Path:
@@ -40,9 +41,13 @@ def bench(
 ) -> None:
     """Run a benchmark from benchmarks/ and print its ratios against competitors.
 
-    Extra arguments are passed to the benchmark, e.g. ``lagless bench server --quick --json``.
+    Extra arguments are passed to the benchmark, e.g. ``lagless bench server --quick --json``
+    (``lagless bench server --help`` shows the benchmark's own options).
     """
     names = available()
+    if name in HELP or (not name and HELP & set(ctx.args)):
+        typer.echo(ctx.get_help())
+        return
     if not name:
         for entry in names:
             typer.echo(entry)
@@ -61,5 +66,9 @@ def bench(
         raise typer.Exit(INTERRUPTED) from None
 
 
-bench_settings: dict[str, bool] = {"allow_extra_args": True, "ignore_unknown_options": True}
+bench_settings: dict[str, object] = {
+    "allow_extra_args": True,
+    "ignore_unknown_options": True,
+    "help_option_names": [],  # `bench` answers --help itself, so `bench NAME --help` reaches NAME
+}
 """Typer context settings for `bench`: unknown options and extra arguments reach the script."""

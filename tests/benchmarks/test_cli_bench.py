@@ -1,0 +1,46 @@
+"""``lagless bench``: lists the benchmarks, rejects unknown names, passes arguments through."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _lagless(*args: str) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("lagless", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    return subprocess.run(
+        [exe, *args], capture_output=True, text=True, timeout=60, cwd=ROOT, check=False
+    )
+
+
+def test_no_name_lists_the_benchmarks() -> None:
+    done = _lagless("bench")
+    assert done.returncode == 0, done.stderr
+    names = done.stdout.split()
+    assert {"server", "transport", "wire"} <= set(names)
+    assert names == sorted(names)
+
+
+def test_unknown_name_is_one_line_and_status_2() -> None:
+    done = _lagless("bench", "nope")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: benchmark must be one of")
+    assert "Traceback" not in done.stderr
+
+
+def test_options_after_the_name_reach_the_script() -> None:
+    done = _lagless("bench", "server", "--help")  # argparse in the script answers, not typer
+    assert done.returncode == 0, done.stderr
+    assert "usage: lagless bench server" in done.stdout
+    assert "--no-pygase" in done.stdout
+
+
+def test_help_before_a_name_is_the_commands_own() -> None:
+    done = _lagless("bench", "--help")
+    assert done.returncode == 0, done.stderr
+    assert "Usage: lagless bench" in done.stdout
