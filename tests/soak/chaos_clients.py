@@ -226,6 +226,12 @@ def deny_acks(data: bytes) -> list[bytes]:
     return [data[: start + 2] + head + data[start + 8 :]]
 
 
+def mute_payloads(data: bytes) -> list[bytes]:
+    """Drop payload packets, pass the rest: a client that handshakes and keeps alive at most,
+    and never delivers a message or an ack."""
+    return [] if _payload_body(data) is not None else [data]
+
+
 def stutter(data: bytes) -> list[bytes]:
     """Send every datagram twice, then a truncated copy (after the intact ones, so the copy is
     always a duplicate or undecryptable and never replaces the real packet)."""
@@ -392,10 +398,16 @@ async def burst_and_leave(target: Target, rng: random.Random, *, burst: int) -> 
         ep.flush()
 
 
-async def vanish(target: Target, rng: random.Random, *, burst: int) -> None:
+async def vanish(
+    target: Target,
+    rng: random.Random,
+    *,
+    burst: int,
+    outgoing: Callable[[bytes], Iterable[bytes]] | None = None,
+) -> None:
     """Connect, send ``burst`` messages, close the socket without a disconnect."""
     client = new_client(target)
-    async with open_client(target, rng, client, client) as ep:
+    async with open_client(target, rng, Tampered(client, outgoing=outgoing), client) as ep:
         await wait_connected(ep, client)
         for i in range(burst):
             client.send(ECHO_CHANNEL, b"vanish %d" % i)
@@ -627,11 +639,19 @@ async def vfc_session(
 
     ``ending``: ``"leave"`` (``DisconnectFromServer``), ``"vanish"`` (close the socket),
     ``"leave+change-id"`` (``Leave`` then ``ChangeClientId`` in one packet), ``"spam-change-id"``
-    (a ``ChangeClientId`` every frame until the server drops it, then vanish).
+    (32 ``ChangeClientId`` a frame until the server drops it, then vanish), ``"mute"`` (no more
+    payload packets leave, so nothing is acknowledged, for 1 s, then vanish).
     """
     vfc, transport = new_vfc(address, rng)
     base = rng.randrange(500) * 64  # ids must fit 15 bits; a clash is rejected, also fine
-    async with open_endpoint(Tampered(vfc, outgoing=outgoing), f"{HOST}:0") as ep:
+    muted = False
+
+    def filtered(data: bytes) -> Iterable[bytes]:
+        if muted:
+            return mute_payloads(data)
+        return [data] if outgoing is None else outgoing(data)
+
+    async with open_endpoint(Tampered(vfc, outgoing=filtered), f"{HOST}:0") as ep:
         ep.flush()
         for i in range(objects):
             vfc.add_object(CubeOriObj(id=base + i, x=rng.uniform(0, 100), y=rng.uniform(0, 100)))
@@ -651,6 +671,9 @@ async def vfc_session(
         elif ending == "leave+change-id":
             transport.send(CONTROL_CHANNEL, encode_control(Leave()))
             transport.send(CONTROL_CHANNEL, encode_control(ChangeClientId(client_id=7)))
+        elif ending == "mute":
+            muted = True
+            await asyncio.sleep(1.0)
         ep.flush()
         await asyncio.sleep(0.05)
     return vfc

@@ -46,6 +46,7 @@ from tests.soak.chaos_clients import (
     handshake_requests,
     kill_after,
     lobby_samples,
+    mute_payloads,
     never_ack,
     new_vfc,
     plain_session,
@@ -201,6 +202,13 @@ async def _echo_chaos(target: Target, rng: random.Random, tmp_path: Path) -> dic
         group.create_task(
             _repeat(seconds, 200, lambda: vanish(target, rng, burst=rng.randrange(0, 100)))
         )
+        group.create_task(
+            _repeat(
+                seconds,
+                10,
+                lambda: vanish(target, rng, burst=rng.randrange(0, 1000), outgoing=mute_payloads),
+            )
+        )
         group.create_task(_repeat(seconds, 100, lambda: reconnect_loop(target, rng, cycles=3)))
         group.create_task(
             _repeat(seconds, 2, lambda: half_open(target, rng, count=1100, seconds=seconds / 2))
@@ -329,6 +337,7 @@ async def _vfc_chaos(address: Address, rng: random.Random) -> None:
         for ending in ("leave", "vanish", "leave+change-id"):
             group.create_task(_repeat(seconds, 100, session(ending)))
         group.create_task(_repeat(seconds, 10, session("spam-change-id", outgoing=deny_acks)))
+        group.create_task(_repeat(seconds, 10, session("mute")))
         group.create_task(
             _repeat(
                 seconds,
