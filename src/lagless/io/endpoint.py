@@ -2,7 +2,7 @@
 
 Implements DESIGN.md "The sans-I/O contract" (a driver owns the socket and the clock and pumps
 the state machine) and its speed rules for the receive path: ``loop.add_reader`` draining
-``recvfrom_into`` until ``BlockingIOError`` (uvloop when installed, see `udp.run` and
+``recvfrom`` until ``BlockingIOError`` (uvloop when installed, see `udp.run` and
 `udp.install_uvloop`), and *pump once per readiness batch*: a wake-up feeds every datagram it
 drained (at most ``DRAIN_BATCH``) to the object, then pumps it once.
 

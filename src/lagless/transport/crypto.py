@@ -28,6 +28,8 @@ from lagless.errors import LocalProtocolError
 from lagless.transport.constants import CONNECT_TOKEN_NONCE_BYTES, KEY_BYTES, VERSION_INFO
 
 _NONCE: Final = struct.Struct("<4xQ")
+NONCE_PAD: Final = bytes(4)
+"""The 4 zero bytes in front of the uint64 LE sequence in a packet nonce."""
 _PACKET_AD: Final = struct.Struct("<13sQB")
 
 
@@ -68,7 +70,7 @@ class PacketCipher:
     the AEAD call itself.
     """
 
-    __slots__ = ("_aead", "key")
+    __slots__ = ("aead", "key")
 
     def __init__(self, key: bytes) -> None:
         """Create the cipher.
@@ -82,7 +84,8 @@ class PacketCipher:
         _check_key(key, "key")
         self.key: bytes = bytes(key)
         """The 32-byte key."""
-        self._aead = ChaCha20Poly1305(self.key)
+        self.aead = ChaCha20Poly1305(self.key)
+        """The AEAD object; the payload hot path (``packet.read_payload_packet``) calls it."""
 
     def encrypt(self, sequence: int, plaintext: bytes, associated_data: bytes | None) -> bytes:
         """Encrypt and authenticate ``plaintext``.
@@ -95,7 +98,7 @@ class PacketCipher:
         Returns:
             Ciphertext (same length as ``plaintext``) followed by the 16-byte tag.
         """
-        return self._aead.encrypt(_NONCE.pack(sequence), plaintext, associated_data)
+        return self.aead.encrypt(_NONCE.pack(sequence), plaintext, associated_data)
 
     def decrypt(
         self, sequence: int, ciphertext: bytes, associated_data: bytes | None
@@ -111,7 +114,7 @@ class PacketCipher:
             The plaintext, or ``None`` when the tag does not verify.
         """
         try:
-            return self._aead.decrypt(_NONCE.pack(sequence), ciphertext, associated_data)
+            return self.aead.decrypt(_NONCE.pack(sequence), ciphertext, associated_data)
         except InvalidTag:
             return None
 

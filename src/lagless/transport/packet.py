@@ -24,6 +24,8 @@ import struct
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
+from cryptography.exceptions import InvalidTag
+
 from lagless.errors import LocalProtocolError
 from lagless.transport.constants import (
     CHALLENGE_BODY_BYTES,
@@ -36,12 +38,13 @@ from lagless.transport.constants import (
     MAC_BYTES,
     MAX_PAYLOAD_BYTES,
     MIN_ENCRYPTED_PACKET_BYTES,
+    REPLAY_BUFFER_SIZE,
     USER_DATA_BYTES,
     VERSION_INFO,
 )
-from lagless.transport.crypto import PacketCipher, packet_associated_data
+from lagless.transport.crypto import NONCE_PAD, PacketCipher, packet_associated_data
 from lagless.transport.drops import DropReason
-from lagless.transport.replay import ReplayWindow
+from lagless.transport.replay import EMPTY, ReplayWindow
 from lagless.transport.token import (
     ConnectTokenError,
     ConnectTokenPrivate,
@@ -406,6 +409,10 @@ def _decode_body(kind: int, sequence: int, body: bytes) -> EncryptedPacket | Dro
 
 
 _PAYLOAD_PREFIXES: Final = tuple(bytes(((count << 4) | PacketType.PAYLOAD,)) for count in range(9))
+_PAYLOAD_COUNT: Final = tuple(
+    prefix >> 4 if prefix & 0x0F == PacketType.PAYLOAD and 1 <= prefix >> 4 <= 8 else 0
+    for prefix in range(256)
+)  # prefix byte -> sequence byte count of a payload packet, 0 for any other prefix
 
 
 def payload_associated_data(protocol_id: int) -> tuple[bytes, ...]:
@@ -467,29 +474,36 @@ def read_payload_packet(
         The payload; the `DropReason` of a failed check; or ``None`` when ``data`` is not a
         payload packet with a valid prefix and size (read it with `read_packet` then).
     """
-    size = len(data)
-    if size == 0:
+    if not data:
         return None
-    prefix = data[0]
-    count = prefix >> 4
-    if prefix & 0x0F != PacketType.PAYLOAD or not 1 <= count <= 8:
-        return None
-    tag = 0 if cipher is None else MAC_BYTES
-    body_size = size - 1 - count - tag
-    if not 1 <= body_size <= MAX_PAYLOAD_BYTES:
+    count = _PAYLOAD_COUNT[data[0]]
+    body_size = len(data) - 1 - count - (0 if cipher is None else MAC_BYTES)
+    if not count or not 1 <= body_size <= MAX_PAYLOAD_BYTES:
         return None
     sequence = int.from_bytes(data[1 : 1 + count], "little")
-    if replay.already_received(sequence):
+    # ReplayWindow.already_received, inline (spec §7)
+    most_recent = replay.most_recent
+    if most_recent >= REPLAY_BUFFER_SIZE and sequence <= most_recent - REPLAY_BUFFER_SIZE:
+        return DropReason.REPLAYED
+    entries = replay.entries
+    slot = sequence % REPLAY_BUFFER_SIZE
+    entry = entries[slot]
+    if entry != EMPTY and entry >= sequence:
         return DropReason.REPLAYED
     if cipher is None:
-        body = data[1 + count :]
+        body = bytes(data[1 + count :])
     else:
-        decrypted = cipher.decrypt(sequence, data[1 + count :], associated[count])
-        if decrypted is None:
+        try:
+            body = cipher.aead.decrypt(
+                NONCE_PAD + _U64.pack(sequence), data[1 + count :], associated[count]
+            )
+        except InvalidTag:
             return DropReason.DECRYPT_FAILED
-        body = decrypted
-    replay.advance(sequence)
-    return bytes(body)
+    # ReplayWindow.advance, inline
+    if sequence > most_recent:
+        replay.most_recent = sequence
+    entries[slot] = sequence
+    return body
 
 
 def read_packet(

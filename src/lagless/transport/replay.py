@@ -15,24 +15,26 @@ from typing import Final
 
 from lagless.transport.constants import REPLAY_BUFFER_SIZE
 
-_EMPTY: Final = (1 << 64) - 1
+EMPTY: Final = (1 << 64) - 1
+"""The marker of a slot of `ReplayWindow.entries` that holds no sequence number."""
 
 
 class ReplayWindow:
     """Remembers the last 256 sequence numbers received from one peer under one key."""
 
-    __slots__ = ("_entries", "most_recent")
+    __slots__ = ("entries", "most_recent")
 
     def __init__(self) -> None:
         """Create an empty window (``most_recent`` = 0)."""
         self.most_recent: int = 0
         """Highest sequence number accepted so far (0 after a reset)."""
-        self._entries: list[int] = [_EMPTY] * REPLAY_BUFFER_SIZE
+        self.entries: list[int] = [EMPTY] * REPLAY_BUFFER_SIZE
+        """Slot ``sequence % 256`` holds the last sequence number seen there, or `EMPTY`."""
 
     def reset(self) -> None:
         """Forget every sequence number (spec §7: on each connection attempt and slot reset)."""
         self.most_recent = 0
-        self._entries = [_EMPTY] * REPLAY_BUFFER_SIZE
+        self.entries = [EMPTY] * REPLAY_BUFFER_SIZE
 
     def already_received(self, sequence: int) -> bool:
         """Return whether ``sequence`` must be dropped as a replay (spec §7).
@@ -46,8 +48,8 @@ class ReplayWindow:
         most_recent = self.most_recent
         if most_recent >= REPLAY_BUFFER_SIZE and sequence <= most_recent - REPLAY_BUFFER_SIZE:
             return True
-        entry = self._entries[sequence % REPLAY_BUFFER_SIZE]
-        if entry == _EMPTY:
+        entry = self.entries[sequence % REPLAY_BUFFER_SIZE]
+        if entry == EMPTY:
             return False
         return entry >= sequence
 
@@ -59,4 +61,4 @@ class ReplayWindow:
         """
         if sequence > self.most_recent:
             self.most_recent = sequence
-        self._entries[sequence % REPLAY_BUFFER_SIZE] = sequence
+        self.entries[sequence % REPLAY_BUFFER_SIZE] = sequence
