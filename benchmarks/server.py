@@ -201,8 +201,6 @@ class Schedule:
 class Tally:
     """What the clients of one worker measured (summed over workers by `merge`)."""
 
-    connected: int = 0
-    """Clients connected before the schedule started."""
     sent: int = 0
     """Messages sent in the window."""
     echoed: int = 0
@@ -222,9 +220,8 @@ class Tally:
 
     def merge(self, other: Tally) -> None:
         """Add ``other``'s counts and samples to this tally."""
-        for name in ("connected", "sent", "echoed", "received", "refused", "duplicates"):
+        for name in ("sent", "echoed", "received", "refused", "duplicates", "disconnected"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.disconnected += other.disconnected
         self.rtts += other.rtts
         self.lags += other.lags
 
@@ -251,7 +248,7 @@ class Load:
         rate: float,
         schedule: Schedule,
     ) -> None:
-        self.tally = Tally(connected=len(active))
+        self.tally = Tally()
         """What was sent and echoed so far."""
         self._rate = rate
         self.schedule = schedule
