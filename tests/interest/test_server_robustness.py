@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable
 
+from lagless.apps.vfc import VFC_PROTOCOL_ID
 from lagless.interest.client import VfcClient
 from lagless.interest.control import (
     CONTROL_CHANNEL,
@@ -23,7 +24,7 @@ from lagless.interest.records import CubeOriObj
 from lagless.interest.server import VfcServer
 from lagless.interest.session_events import ClientLeft, Kicked, ObjectAdded, ObjectRemoved
 from lagless.transport import Client, NetcodeClientConfig, NetcodeServerConfig, Server
-from tests.soak.chaos_clients import VFC_PROTOCOL_ID, deny_acks
+from tests.soak.chaos_clients import deny_acks
 
 SERVER = ("192.0.2.1", 40000)
 TIMEOUT = 5  # seconds: the clients' connection timeout

@@ -29,6 +29,7 @@ from typing import Final, Generic, TypeVar
 
 from lagless._types import Address, SansIO
 from lagless.apps import make_token
+from lagless.apps.vfc import VFC_PROTOCOL_ID
 from lagless.gossip import codec
 from lagless.gossip.lobby import GamesListed, LobbyClient, LobbyClientConfig
 from lagless.gossip.messages import ExtraInfoRequest, Header, Heartbeat, Packet
@@ -598,11 +599,12 @@ async def half_open(target: Target, rng: random.Random, *, count: int, seconds: 
 
 # -- VFC clients ----------------------------------------------------------------------------------
 
-VFC_PROTOCOL_ID: Final = 0x5646_4334_4650_5301
-
 
 def new_vfc(address: Address, rng: random.Random) -> tuple[VfcClient, Client]:
-    """A VFC client (and its transport) for the insecure VFC server at ``address``."""
+    """A VFC client (and its transport, connecting) for the insecure VFC server at ``address``.
+
+    The handshake starts at ``time.monotonic()``, the clock of the test's asyncio loop.
+    """
     transport = Client(config=NetcodeClientConfig(insecure=True))
     transport.connect_insecure(
         server_addresses=[address],
@@ -635,7 +637,7 @@ async def vfc_session(
     ending: str,
     seconds: float,
     outgoing: Callable[[bytes], Iterable[bytes]] | None = None,
-) -> VfcClient:
+) -> None:
     """Join, share ``objects`` moving objects for ``seconds``, then end the session.
 
     ``ending``: ``"leave"`` (``DisconnectFromServer``), ``"vanish"`` (close the socket),
@@ -677,13 +679,12 @@ async def vfc_session(
             await asyncio.sleep(1.0)
         ep.flush()
         await asyncio.sleep(0.05)
-    return vfc
 
 
 # -- lobby clients --------------------------------------------------------------------------------
 
 
-def lobby_samples(lobby: Address, rng: random.Random, count: int) -> list[bytes]:
+def lobby_samples(rng: random.Random, count: int) -> list[bytes]:
     """Valid lobby datagrams: heartbeats of random games and games-list or info requests."""
     samples = []
     for i in range(count):
@@ -707,13 +708,10 @@ async def ask_lobby(lobby: Address, timeout: float = 5.0) -> GamesListed:
     Raises:
         AssertionError: no answer within ``timeout`` (the client retries meanwhile).
     """
-    sock_ep = open_endpoint(
-        LobbyClient(
-            config=LobbyClientConfig(retry_interval=0.25, request_attempts=64), lobby=lobby, port=0
-        ),
-        f"{HOST}:0",
+    client = LobbyClient(
+        config=LobbyClientConfig(retry_interval=0.25, request_attempts=64), lobby=lobby, port=0
     )
-    async with sock_ep as ep:
+    async with open_endpoint(client, f"{HOST}:0") as ep:
         ep.obj.request_games(ep.now())
         ep.flush()
         try:

@@ -45,11 +45,11 @@ import pytest
 
 from lagless._types import Address
 from lagless.apps import REFERENCE_PROTOCOL_ID, make_token
+from lagless.apps.vfc import VFC_PROTOCOL_ID
 from lagless.interest.records import CubeOriObj
 from lagless.io.endpoint import open_endpoint
 from tests.soak.chaos_clients import (
     HOST,
-    VFC_PROTOCOL_ID,
     ServerProcess,
     Target,
     ask_lobby,
@@ -519,7 +519,7 @@ async def _lobby_chaos(lobby: Address, rng: random.Random) -> int:
             spray(
                 lobby,
                 rng,
-                samples=lobby_samples(lobby, rng, 600),
+                samples=lobby_samples(rng, 600),
                 count=int(800 * seconds),
                 seconds=seconds,
                 sockets=64,
