@@ -71,7 +71,7 @@ def serve_command(
 @app.command("bots")
 def bots_command(
     server: str = typer.Argument("127.0.0.1:40100", help="HOST:PORT of the VFC server"),
-    count: int = typer.Option(8, help="number of bots, 1..256"),
+    count: int = typer.Option(8, "--count", "-n", help="number of bots, 1..256"),
     map_name: str = typer.Option("wcd", "--map", help="a map of the thesis's Table 5.4"),
     duration: float = typer.Option(10.0, help="seconds to run"),
     seed: int = typer.Option(0, help="mobility seed"),
