@@ -36,6 +36,7 @@ import logging
 import os
 import random
 import re
+import subprocess
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from pathlib import Path
@@ -427,10 +428,19 @@ def test_vfc_server_survives_chaos(tmp_path: Path, processes: list[ServerProcess
     _assert_stops_cleanly(server)
 
 
-def _wait_joins(server: ServerProcess, count: int, timeout: float = 10.0) -> None:
+def _wait_joins(
+    server: ServerProcess, bots: subprocess.Popen[bytes], count: int, timeout: float = 20.0
+) -> None:
+    """Wait until the server printed ``count`` joins; else stop ``bots`` and show its output."""
     deadline = time.monotonic() + timeout
     while server.stdout().count(" joined") < count:
-        assert time.monotonic() < deadline, server.stdout()
+        if bots.poll() is not None or time.monotonic() >= deadline:
+            bots.kill()
+            out, err = bots.communicate(timeout=10)
+            raise AssertionError(
+                f"{count} joins not seen; bots exited with {bots.returncode}:\n"
+                f"{(out + err).decode()}\nserver:\n{server.stdout()[-2000:]}"
+            )
         time.sleep(0.1)
 
 
@@ -445,10 +455,10 @@ def test_restarted_bots_get_in_beside_their_ghosts(
         r"vfc server on ([\d.]+):(\d+)",
     )
     where = f"{HOST}:{address[1]}"
-    crashed = spawn_client(["vfc", "bots", where, "--count", "3", "--duration", "60"])
-    _wait_joins(server, 3)
+    crashed = spawn_client(["vfc", "bots", where, "--count", "3", "--duration", "60"], capture=True)
+    _wait_joins(server, crashed, 3)
     crashed.kill()
-    crashed.wait(10)
+    crashed.communicate(timeout=10)
     # the same seed again while the killed bots' connections are still live on the server
     restarted = spawn_client(
         ["vfc", "bots", where, "--count", "3", "--duration", "3"], capture=True
@@ -478,7 +488,7 @@ def test_vfc_bots_exit_with_one_error_line_when_the_server_dies(
     where = f"{HOST}:{address[1]}"
     bots = spawn_client(["vfc", "bots", where, "--count", "3", "--duration", "60"], capture=True)
     try:
-        _wait_joins(server, 3)
+        _wait_joins(server, bots, 3)
         server.process.kill()
         server.process.wait(10)
         out, err = bots.communicate(b"", timeout=20)
