@@ -55,8 +55,8 @@ def test_records_round_trip(records: list[Record]) -> None:
     out = bytearray()
     for r in records:
         before = len(out)
-        encode_record(out, r.channel, r.message_id, r.data, r.index, r.count)
-        assert len(out) - before == record_size(len(r.data), fragment=r.index >= 0)
+        encode_record(out, r.channel, r.message_id, r.data, r.fragment_index, r.fragment_count)
+        assert len(out) - before == record_size(len(r.data), fragment=r.fragment_index >= 0)
     assert parse_payload(bytes(out), 1024) == records
 
 
@@ -67,7 +67,8 @@ def test_parse_arbitrary_bytes_raises_only_decode_error(data: bytes) -> None:
         records = parse_payload(data, 64)
     except DecodeError:
         return
-    assert sum(record_size(len(r.data), fragment=r.index >= 0) for r in records) == len(data)
+    sizes = [record_size(len(r.data), fragment=r.fragment_index >= 0) for r in records]
+    assert sum(sizes) == len(data)
 
 
 @pytest.mark.parametrize(

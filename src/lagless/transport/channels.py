@@ -21,11 +21,15 @@ Decisions:
   There is no exponential backoff (ENet's choice in spec 000 §2.5): for games a late resend costs
   more than a spare one, and ``CongestionController`` lowers the packet rate on a bad link instead
   (``test_channels.py::test_resend_after_interval_and_on_loss``).
-* Sending costs the records written, not the messages in flight: each channel keeps lost records,
-  never-sent records and sent records ordered by send time (= due time, the delay being the same
-  for all) in three queues, skipping stale entries lazily, so ``has_pending``,
-  ``next_resend_time`` and each record packed are amortised O(1)
+* Sending costs the records written, not the messages in flight. Unfragmented messages are
+  tracked per packet: each packet's records of a channel form one flight (the ids it carried),
+  kept in send order (= due order, the delay being the same for all); a message remembers only
+  its encoded record and its last carrier. An acked packet completes its flight's ids, a lost or
+  timed-out one makes due the ids it last carried; due ids and never-sent ids wait in two queues
+  whose stale entries are skipped lazily, so ``has_pending``, ``next_resend_time`` and each
+  record packed are amortised O(1) and no object is built per message
   (``test_transport_costs.py::test_packing_cost_does_not_grow_with_messages_in_flight``).
+  Fragments keep one slot each in the same three-queue scheme (lost, never sent, in flight).
 * Unreliable channels dedupe duplicated datagrams with a window of the last ``unreliable_window``
   ids; older ids are ``STALE`` (``test_channels.py::test_unreliable_drops_duplicates``).
   Unreliable-sequenced delivers a message only if it is newer than every one delivered before
@@ -95,58 +99,41 @@ class DeliveredMessage:
 
 
 class Outgoing:
-    """A reliable message waiting for acks; one slot per fragment (one slot if unfragmented).
+    """A fragmented reliable message waiting for acks; one slot per fragment.
 
     Args:
         channel: Channel index.
         message_id: 16-bit message id.
         payload: The message bytes.
-        count: Number of fragments (1 when unfragmented).
-        pieces: The fragments (empty when unfragmented).
-        record: The encoded record of an unfragmented message (empty when fragmented).
+        pieces: The fragments.
     """
 
     __slots__ = (
         "acked",
         "acked_count",
-        "admitted",
         "channel",
         "count",
         "done",
-        "fragmented",
         "last_sent",
         "last_seq",
         "message_id",
         "payload",
         "pieces",
-        "record",
         "reserved",
-        "sends",
     )
 
-    def __init__(
-        self,
-        channel: int,
-        message_id: int,
-        payload: bytes,
-        count: int,
-        pieces: list[bytes],
-        record: bytes,
-    ) -> None:
+    def __init__(self, channel: int, message_id: int, payload: bytes, pieces: list[bytes]) -> None:
+        count = len(pieces)
         self.channel = channel
         self.message_id = message_id
         self.payload = payload
         self.count = count
-        self.fragmented = count > 1
         self.pieces = pieces
-        self.record = record
         self.acked = bytearray(count)
         self.last_sent = [_NEVER] * count
         self.last_seq = [-1] * count
         self.acked_count = 0
-        self.sends = 0
         self.reserved = 0
-        self.admitted = False
         self.done = False
 
 
@@ -192,10 +179,10 @@ class UnreliableSender:
 
 
 class _Schedule:
-    """Records of one kind (unfragmented messages or fragments) of one channel, by due time.
+    """Fragments of one channel by due time.
 
-    ``urgent`` holds records whose last carrier was lost (due at once, in loss order), ``unsent``
-    records never sent (in id order), ``inflight`` one ``(sent_at, packet_seq, msg, index)`` entry
+    ``urgent`` holds fragments whose last carrier was lost (due at once, in loss order), ``unsent``
+    fragments never sent (in order), ``inflight`` one ``(sent_at, packet_seq, msg, index)`` entry
     per send, in send order. The resend delay is the same for every entry, so send order is due
     order and the head is the next one due. Entries made stale by an ack, a loss or a later send
     are skipped lazily when they reach the head, so every operation is amortised O(1).
@@ -233,19 +220,34 @@ class _Schedule:
         return None
 
 
+Flight = tuple[float, int, list[int]]
+"""The unfragmented records of one channel in one packet: ``(sent_at, packet_seq, message ids)``.
+
+The id list is shared with the message layer's record of the packet, which empties it when the
+packet is acked or lost, so an empty list marks a resolved flight."""
+
+
 class ReliableSender:
     """Reliable messages of one channel from ``send`` until the receiver must have them.
 
-    Packing reads unfragmented messages through ``fill_small`` (one call per channel and packet)
-    and fragments through ``peek_fragment`` and ``take``: the cost of a packet is the records it
-    carries, not the messages in flight.
+    Unfragmented messages are kept per packet, not per message: ``_small`` maps the id of every
+    unacked one to ``(record, carrier)`` (its encoded record and the sequence of the last packet
+    that carried it, -1 while it waits to be sent), and each packet writes one `Flight` listing the
+    ids it carried. An ack of the packet completes the ids of its flight that are still unacked;
+    a loss, or ``resend_delay`` passing, moves those it was the last carrier of to ``_due``.
+    Fragments go through ``peek_fragment`` and ``take`` one `Outgoing` slot at a time. The cost
+    of a packet is the records it carries, not the messages in flight.
     """
 
     __slots__ = (
+        "_big",
         "_current",
         "_delivered",
+        "_due",
+        "_flights",
         "_fragmenter",
         "_fragments",
+        "_fresh",
         "_held",
         "_peeked",
         "_small",
@@ -254,10 +256,13 @@ class ReliableSender:
         "channel",
         "config",
         "layer",
+        "limit",
         "next_id",
-        "queue",
+        "oldest",
+        "queued",
         "resend_delay",
         "reserve",
+        "window",
     )
 
     def __init__(
@@ -287,28 +292,33 @@ class ReliableSender:
         """Shared admitted-reservation counter (bytes)."""
         self.next_id = 0
         """Id the next ``send`` returns."""
-        self.queue: deque[Outgoing] = deque()
-        """Messages from the oldest unacked one on, in send (id) order."""
+        self.oldest = 0
+        """Id of the oldest message not yet acked (``next_id`` when none)."""
+        self.queued = 0
+        """Messages from ``oldest`` to the newest one (acked ones after ``oldest`` included)."""
+        self.limit = self.config.send_queue_limit
+        """``send_queue_limit``: most messages ``queued`` may hold."""
+        self.window = layer.reliable_window
+        """Ids ahead of ``oldest`` that may be sent."""
         self.resend_delay = self.config.resend_interval
         """Seconds after its last send an unacked record is due again (``set_resend_delay``)."""
         self._delivered = delivered
         self._fragmenter = Fragmenter(
             fragment_size=layer.fragment_size, max_fragments=layer.max_fragments
         )
-        self._small = _Schedule()
+        self._small: dict[int, tuple[bytes, int]] = {}
+        self._fresh: deque[int] = deque()  # unfragmented ids never sent, in id order
+        self._due: deque[int] = deque()  # ids due at once; stale unless their carrier is -1
+        self._flights: deque[Flight] = deque()
+        self._big: dict[int, Outgoing] = {}  # fragmented messages not yet released
         self._fragments = _Schedule()
         self._waiting: deque[Outgoing] = deque()  # fragmented messages not admitted yet
         self._current: Outgoing | None = None  # the admitted fragmented message not yet done
         self._held = 0  # messages of this channel holding a reservation
         self._unordered = self.config.kind is ChannelKind.RELIABLE_UNORDERED
         self._peeked: deque[tuple[Outgoing, int]] | deque[tuple[float, int, Outgoing, int]] = (
-            self._small.unsent
+            self._fragments.unsent
         )
-
-    @property
-    def oldest(self) -> int:
-        """Id of the oldest message not yet acked (``next_id`` when none)."""
-        return self.queue[0].message_id if self.queue else self.next_id
 
     def set_resend_delay(self, seconds: float) -> None:
         """Set the resend delay to ``max(resend_interval, seconds)``.
@@ -330,127 +340,162 @@ class ReliableSender:
         Raises:
             SendQueueFull: ``send_queue_limit`` messages are already queued.
         """
-        if len(self.queue) >= self.config.send_queue_limit:
+        if self.queued >= self.limit:
             raise SendQueueFull(
-                f"channel {self.channel} holds send_queue_limit={self.config.send_queue_limit} "
+                f"channel {self.channel} holds send_queue_limit={self.limit} "
                 "unacked messages; wait for deliveries"
             )
         message_id = self.next_id
         self.next_id = (message_id + 1) & 0xFFFF
-        if len(payload) <= self._fragmenter.fragment_size:
-            msg = Outgoing(
-                self.channel,
-                message_id,
-                payload,
-                1,
-                [],
-                small_record(self.channel, message_id, payload),
-            )
-            self.queue.append(msg)
-            self._small.unsent.append((msg, 0))
+        self.queued += 1
+        fragmenter = self._fragmenter
+        if len(payload) <= fragmenter.fragment_size:
+            self._small[message_id] = (small_record(self.channel, message_id, payload), -1)
+            self._fresh.append(message_id)
             return message_id
-        count = self._fragmenter.count(len(payload))
-        pieces = [self._fragmenter.fragment(payload, i) for i in range(count)]
-        msg = Outgoing(self.channel, message_id, payload, count, pieces, b"")
-        self.queue.append(msg)
+        count = fragmenter.count(len(payload))
+        pieces = [fragmenter.fragment(payload, i) for i in range(count)]
+        msg = Outgoing(self.channel, message_id, payload, pieces)
+        self._big[message_id] = msg
         self._waiting.append(msg)
         return message_id
 
-    def _in_window(self, msg: Outgoing) -> bool:
+    def _in_window(self, message_id: int) -> bool:
         # a queued message is never older than ``oldest``, so the masked difference is seq_diff
-        oldest = self.queue[0].message_id
-        return (msg.message_id - oldest) & 0xFFFF < self.layer.reliable_window
+        return (message_id - self.oldest) & 0xFFFF < self.window
 
-    def _peek(self, schedule: _Schedule, now: float, *, fresh: bool) -> tuple[Outgoing, int] | None:
-        head = schedule.urgent_head()
-        if head is not None:
-            self._peeked = schedule.urgent
-            return head
-        sent = schedule.inflight_head()
-        if sent is not None and sent[0] + self.resend_delay <= now:
-            self._peeked = schedule.inflight
-            return sent[2], sent[3]
-        if schedule.unsent and (not fresh or self._in_window(schedule.unsent[0][0])):
-            self._peeked = schedule.unsent
-            return schedule.unsent[0]
-        return None
-
-    def peek_small(self, now: float) -> Outgoing | None:
-        """Return the unfragmented message to write next at ``now``, or None.
-
-        Lost ones come first, then resends in due order, then new messages within the window.
-
-        Args:
-            now: Current time (seconds).
-
-        Returns:
-            The message; the packer writes it and calls ``take``, or stops.
-        """
-        head = self._peek(self._small, now, fresh=True)
-        return None if head is None else head[0]
+    def _expire(self, now: float) -> None:
+        """Move the records of flights older than ``resend_delay`` at ``now`` (s) to ``_due``."""
+        flights = self._flights
+        small = self._small
+        due = self._due
+        delay = self.resend_delay
+        while flights and flights[0][0] + delay <= now:
+            _, seq, ids = flights.popleft()
+            for message_id in ids:
+                entry = small.get(message_id)
+                if entry is not None and entry[1] == seq:
+                    small[message_id] = (entry[0], -1)
+                    due.append(message_id)
 
     def fill_small(
-        self,
-        out: bytearray,
-        room: int,
-        packet_seq: int,
-        now: float,
-        carried: list[tuple[ReliableSender, Outgoing, int]],
-    ) -> tuple[int, int, int]:
+        self, out: bytearray, room: int, packet_seq: int, now: float
+    ) -> tuple[int, int, list[int] | None]:
         """Append the due unfragmented records to ``out`` while they fit in ``room`` bytes.
 
-        The order of ``peek_small`` (lost, then due resends, then new messages within the window),
-        stopping at the first record that does not fit; each record written is recorded as
-        ``take`` does and appended to ``carried`` as ``(self, message, 0)``.
+        Records whose carrier was lost or whose resend delay passed come first, in the order they
+        became due, then new messages within the window; packing stops at the first record that
+        does not fit.
 
         Args:
             out: The payload being built.
             room: Bytes this channel may still add to it.
             packet_seq: Sequence number of the packet that will carry it.
             now: Current time (seconds).
-            carried: The packet's list of reliable records, for its ack or loss.
 
         Returns:
-            ``(bytes written, records written, records resent)``.
+            ``(bytes written, records resent, ids)``: ``ids`` lists the messages written (the
+            packet's `Flight`; hand it to `acked_small` or `lost_small`), None when none was.
         """
+        flights = self._flights
+        if flights and flights[0][0] + self.resend_delay <= now:
+            self._expire(now)
         small = self._small
-        urgent = small.urgent
-        inflight = small.inflight
-        unsent = small.unsent
-        due_before = now - self.resend_delay
-        oldest = self.queue[0].message_id if self.queue else self.next_id
-        window = self.layer.reliable_window
-        written = records = resent = 0
-        while True:
-            source: deque[tuple[Outgoing, int]] | deque[tuple[float, int, Outgoing, int]]
-            if urgent and small.urgent_head() is not None:
-                msg = urgent[0][0]
-                source = urgent
-            elif inflight and (head := small.inflight_head()) is not None and head[0] <= due_before:
-                msg = head[2]
-                source = inflight
-            elif unsent and (unsent[0][0].message_id - oldest) & 0xFFFF < window:
-                msg = unsent[0][0]
-                source = unsent
-            else:
-                break
-            record = msg.record
+        due = self._due
+        ids: list[int] = []
+        written = 0
+        full = False
+        while due:
+            message_id = due[0]
+            entry = small.get(message_id)
+            if entry is None or entry[1] != -1:
+                due.popleft()
+                continue
+            record = entry[0]
             size = len(record)
             if size > room:
+                full = True
                 break
-            source.popleft()
+            due.popleft()
             out += record
             room -= size
             written += size
-            records += 1
-            if msg.last_seq[0] != -1:
-                resent += 1
-            msg.last_sent[0] = now
-            msg.last_seq[0] = packet_seq
-            msg.sends += 1
-            inflight.append((now, packet_seq, msg, 0))
-            carried.append((self, msg, 0))
-        return written, records, resent
+            small[message_id] = (record, packet_seq)
+            ids.append(message_id)
+        resent = len(ids)
+        if not full:
+            fresh = self._fresh
+            oldest = self.oldest
+            window = self.window
+            while fresh:
+                message_id = fresh[0]
+                if (message_id - oldest) & 0xFFFF >= window:
+                    break
+                record = small[message_id][0]
+                size = len(record)
+                if size > room:
+                    break
+                fresh.popleft()
+                out += record
+                room -= size
+                written += size
+                small[message_id] = (record, packet_seq)
+                ids.append(message_id)
+        if not ids:
+            return 0, 0, None
+        flights.append((now, packet_seq, ids))
+        return written, resent, ids
+
+    def acked_small(self, ids: list[int]) -> None:
+        """The packet of flight ``ids`` was acked: complete its messages not acked before.
+
+        Args:
+            ids: What `fill_small` returned for that packet; emptied.
+        """
+        small = self._small
+        delivered = self._delivered
+        channel = self.channel
+        for message_id in ids:
+            if small.pop(message_id, None) is not None:
+                delivered.append((channel, message_id))
+        ids.clear()
+        if self.oldest not in small:
+            self._advance()
+
+    def lost_small(self, packet_seq: int, ids: list[int]) -> None:
+        """Packet ``packet_seq`` with flight ``ids`` was lost: its last-carried records are due.
+
+        Args:
+            packet_seq: The lost packet's sequence number.
+            ids: What `fill_small` returned for that packet; emptied.
+        """
+        small = self._small
+        due = self._due
+        for message_id in ids:
+            entry = small.get(message_id)
+            if entry is not None and entry[1] == packet_seq:
+                small[message_id] = (entry[0], -1)
+                due.append(message_id)
+        ids.clear()
+
+    def _advance(self) -> None:
+        """Move ``oldest`` past acked messages, releasing the reservations of fragmented ones."""
+        small = self._small
+        big = self._big
+        oldest = self.oldest
+        queued = self.queued
+        while queued and oldest not in small:
+            if big:
+                msg = big.get(oldest)
+                if msg is not None:
+                    if not msg.done:
+                        break
+                    del big[oldest]
+                    self._release(msg)
+            oldest = (oldest + 1) & 0xFFFF
+            queued -= 1
+        self.oldest = oldest
+        self.queued = queued
 
     @property
     def has_fragments(self) -> bool:
@@ -458,7 +503,7 @@ class ReliableSender:
         return self._current is not None or bool(self._waiting)
 
     def _admissible(self, msg: Outgoing) -> bool:
-        if self._held or not self._in_window(msg):
+        if self._held or not self._in_window(msg.message_id):
             return False
         need = self.layer.reservation(len(msg.payload))
         return self.reserve[0] + need <= self.layer.reassembly_memory_limit
@@ -468,7 +513,8 @@ class ReliableSender:
 
         At most one fragmented message per channel is admitted at a time (the oldest one), and
         only while no earlier message of the channel holds a reservation; admitting one adds its
-        reservation to the shared counter.
+        reservation to the shared counter. Lost fragments come first, then due resends, then
+        fragments never sent.
 
         Args:
             now: Current time (seconds).
@@ -484,20 +530,31 @@ class ReliableSender:
             if not admit:
                 return msg, 0
             self._waiting.popleft()
-            msg.admitted = True
             msg.reserved = self.layer.reservation(len(msg.payload))
             self.reserve[0] += msg.reserved
             self._held += 1
             self._current = msg
             self._fragments.unsent.extend((msg, i) for i in range(msg.count))
-        return self._peek(self._fragments, now, fresh=False)
+        schedule = self._fragments
+        head = schedule.urgent_head()
+        if head is not None:
+            self._peeked = schedule.urgent
+            return head
+        sent = schedule.inflight_head()
+        if sent is not None and sent[0] + self.resend_delay <= now:
+            self._peeked = schedule.inflight
+            return sent[2], sent[3]
+        if schedule.unsent:
+            self._peeked = schedule.unsent
+            return schedule.unsent[0]
+        return None
 
     def take(self, msg: Outgoing, index: int, packet_seq: int, now: float) -> bool:
-        """Record that the record just peeked rode in ``packet_seq`` at ``now``.
+        """Record that the fragment just peeked rode in ``packet_seq`` at ``now``.
 
         Args:
-            msg: The message ``peek_small`` / ``peek_fragment`` returned.
-            index: Fragment index (0 when unfragmented).
+            msg: The message ``peek_fragment`` returned.
+            index: Fragment index.
             packet_seq: Packet sequence number.
             now: Current time (seconds).
 
@@ -508,9 +565,7 @@ class ReliableSender:
         resend = msg.last_seq[index] != -1
         msg.last_sent[index] = now
         msg.last_seq[index] = packet_seq
-        msg.sends += 1
-        schedule = self._fragments if msg.fragmented else self._small
-        schedule.inflight.append((now, packet_seq, msg, index))
+        self._fragments.inflight.append((now, packet_seq, msg, index))
         return resend
 
     def acked(self, msg: Outgoing, index: int) -> None:
@@ -530,21 +585,9 @@ class ReliableSender:
         if msg is self._current:
             self._current = None
         self._delivered.append((self.channel, msg.message_id))
-        if self._unordered and msg.reserved:
+        if self._unordered:
             self._release(msg)
-        self.release_done()
-
-    def release_done(self) -> None:
-        """Drop the acked messages at the front of the queue, releasing their reservations.
-
-        The packer calls it after marking unfragmented messages done itself (they hold no
-        reservation); `acked` calls it for every message it completes.
-        """
-        queue = self.queue
-        while queue and queue[0].done:
-            first = queue.popleft()
-            if first.reserved:
-                self._release(first)
+        self._advance()
 
     def _release(self, msg: Outgoing) -> None:
         if msg.reserved:
@@ -567,8 +610,7 @@ class ReliableSender:
             and msg.last_sent[index] != _NEVER
         ):
             msg.last_sent[index] = _NEVER
-            schedule = self._fragments if msg.fragmented else self._small
-            schedule.urgent.append((msg, index))
+            self._fragments.urgent.append((msg, index))
 
     def has_pending(self, now: float) -> bool:
         """Return True when something could be written at ``now`` (amortised O(1)).
@@ -576,18 +618,33 @@ class ReliableSender:
         Args:
             now: Current time (seconds).
         """
-        if self._peek(self._small, now, fresh=True) is not None:
+        flights = self._flights
+        if flights and flights[0][0] + self.resend_delay <= now:
+            self._expire(now)
+        due = self._due
+        small = self._small
+        while due:
+            entry = small.get(due[0])
+            if entry is not None and entry[1] == -1:
+                return True
+            due.popleft()
+        fresh = self._fresh
+        if fresh and self._in_window(fresh[0]):
             return True
         return self.has_fragments and self.peek_fragment(now, admit=False) is not None
 
     def next_resend_time(self) -> float | None:
         """Return the earliest time (seconds) a sent, unacked record becomes due, or None."""
         best: float | None = None
-        for schedule in (self._small, self._fragments):
-            head = schedule.inflight_head()
-            if head is not None:
-                due = head[0] + self.resend_delay
-                best = due if best is None or due < best else best
+        flights = self._flights
+        while flights and not flights[0][2]:
+            flights.popleft()
+        if flights:
+            best = flights[0][0] + self.resend_delay
+        head = self._fragments.inflight_head()
+        if head is not None:
+            due = head[0] + self.resend_delay
+            best = due if best is None or due < best else best
         return best
 
 

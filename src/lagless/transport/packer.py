@@ -83,6 +83,11 @@ __all__ = [
 ]
 
 
+_Carried = tuple[list[tuple[ReliableSender, list[int]]], list[tuple[ReliableSender, Outgoing, int]]]
+"""The reliable records of one sent packet: each channel's flight of unfragmented message ids
+(`ReliableSender.fill_small`), and its fragments as ``(sender, message, index)``."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MessageLayerStatistics:
     """Snapshot of a ``MessageLayer``'s counters (trio-style ``statistics()``)."""
@@ -165,7 +170,7 @@ class MessageLayer:
             self._rreceivers.get(i) or self._ureceivers[i] for i in range(len(cfg.channels))
         ]
         self._max_count = [-(-limit // cfg.fragment_size) for limit in self._limits]
-        self._sent: dict[int, list[tuple[ReliableSender, Outgoing, int]]] = {}
+        self._sent: dict[int, _Carried] = {}
         self._credit = 1.0
         self._dropped: Counter[MessageDropReason] = Counter()
         self.violation: MessageDropReason | None = None
@@ -237,7 +242,7 @@ class MessageLayer:
             )
         self._forget(packet_seq)
         out = bytearray()
-        entries: list[tuple[ReliableSender, Outgoing, int]] = []
+        entries: _Carried = ([], [])
         used = [0] * len(cfg.channels)
         fragments_first = self._credit >= 1.0
         if fragments_first:
@@ -250,7 +255,7 @@ class MessageLayer:
         self._credit = min(1.0, self._credit + cfg.fragment_share)
         if not out:
             return None
-        if entries:
+        if entries[0] or entries[1]:
             self._sent[packet_seq] = entries
             if len(self._sent) > cfg.sent_packet_history:
                 self._forget(next(iter(self._sent)))
@@ -266,7 +271,7 @@ class MessageLayer:
     def _write_small(
         self,
         out: bytearray,
-        entries: list[tuple[ReliableSender, Outgoing, int]],
+        entries: _Carried,
         used: list[int],
         budget: int,
         packet_seq: int,
@@ -286,16 +291,17 @@ class MessageLayer:
                     self._records += 1
                 continue
             assert reliable is not None  # invariant: every lane has one sender
-            written, records, resent = reliable.fill_small(out, room, packet_seq, now, entries)
-            if written:
+            written, resent, ids = reliable.fill_small(out, room, packet_seq, now)
+            if ids is not None:
+                entries[0].append((reliable, ids))
                 used[ch] += written
-                self._records += records
+                self._records += len(ids)
                 self._resent += resent
 
     def _write_fragments(
         self,
         out: bytearray,
-        entries: list[tuple[ReliableSender, Outgoing, int]],
+        entries: _Carried,
         used: list[int],
         budget: int,
         packet_seq: int,
@@ -313,14 +319,19 @@ class MessageLayer:
                 before = len(out)
                 encode_record(out, ch, msg.message_id, piece, index, msg.count)
                 used[ch] += len(out) - before
-                entries.append((reliable, msg, index))
+                entries[1].append((reliable, msg, index))
                 self._records += 1
                 self._resent += reliable.take(msg, index, packet_seq, now)
                 wrote = True
         return wrote
 
     def _forget(self, packet_seq: int) -> None:
-        for sender, msg, index in self._sent.pop(packet_seq, ()):
+        carried = self._sent.pop(packet_seq, None)
+        if carried is None:
+            return
+        for sender, ids in carried[0]:
+            sender.lost_small(packet_seq, ids)
+        for sender, msg, index in carried[1]:
             sender.lost(msg, index, packet_seq)
 
     def on_packet_acked(self, packet_seq: int) -> None:
@@ -333,26 +344,15 @@ class MessageLayer:
 
         Pump the object afterwards (see ``lagless.io.drive.pump``).
         """
-        entries = self._sent.pop(packet_seq, None)
-        if entries is None:
+        carried = self._sent.pop(packet_seq, None)
+        if carried is None:
             return
         delivered = self._delivered
         before = len(delivered)
-        finished: set[ReliableSender] = set()
-        for sender, msg, index in entries:
-            if msg.done:
-                continue
-            if msg.fragmented:
-                sender.acked(msg, index)
-                continue
-            # an unfragmented message: this ack completes it (ReliableSender.acked inlined)
-            msg.acked[0] = 1
-            msg.acked_count = 1
-            msg.done = True
-            delivered.append((msg.channel, msg.message_id))
-            finished.add(sender)
-        for sender in finished:
-            sender.release_done()
+        for sender, ids in carried[0]:
+            sender.acked_small(ids)
+        for sender, msg, index in carried[1]:
+            sender.acked(msg, index)
         self._messages_delivered += len(delivered) - before
 
     def on_packet_lost(self, packet_seq: int) -> None:

@@ -58,9 +58,9 @@ class Record(NamedTuple):
     """Channel index (0..63)."""
     message_id: int
     """16-bit message id."""
-    index: int
+    fragment_index: int
     """Fragment index, or -1 for an unfragmented message."""
-    count: int
+    fragment_count: int
     """Number of fragments (1 when unfragmented)."""
     data: bytes
     """Record data (bytes)."""
