@@ -18,6 +18,7 @@ import typer
 
 from lagless.apps.vfc import ServerLost, run_bots, serve_vfc
 from lagless.errors import ConfigError
+from lagless.io.udp import run
 from lagless.transport import parse_address
 
 R = TypeVar("R")
@@ -33,7 +34,8 @@ def _echo(line: str) -> None:
 
 
 def _run(main: Callable[[asyncio.Event], Awaitable[R]]) -> R:
-    """Run ``main(stop)`` on a fresh loop; Ctrl-C or SIGTERM sets ``stop``."""
+    """Run ``main(stop)`` on a fresh loop (uvloop when installed); Ctrl-C or SIGTERM sets
+    ``stop``."""
 
     async def runner() -> R:
         stop = asyncio.Event()
@@ -42,7 +44,7 @@ def _run(main: Callable[[asyncio.Event], Awaitable[R]]) -> R:
             loop.add_signal_handler(sig, stop.set)
         return await main(stop)
 
-    return asyncio.run(runner())
+    return run(runner())
 
 
 @app.command("serve")
