@@ -517,26 +517,34 @@ class AckTracker:
             ack_bits: Its ack bitfield.
             now: Arrival time in seconds.
         """
-        self._record_received(sequence)
-        self._process_acks(ack, ack_bits, now)
-
-    def _record_received(self, sequence: int) -> None:
-        newest = self._received.newest
-        self._received.insert(sequence, True)
+        # record the sequence for our acks (SequenceBuffer.insert without its checks: `status`
+        # already showed it is neither a duplicate nor stale)
+        received = self._received
+        size = received._size
+        mask = size - 1
+        sequences = received._sequences
+        newest = received._newest
         if newest is None:
+            received._newest = sequence
             self._ack = sequence
             self._ack_bits = 0
-            return
-        ahead = seq_diff(sequence, self._ack)
-        if ahead > 0:
-            # The old ack becomes bit ahead - 1; older bits shift along with it.
-            if ahead <= ACK_BITS:
-                self._ack_bits = ((self._ack_bits << ahead) | (1 << (ahead - 1))) & _ACK_BITS_MASK
-            else:
-                self._ack_bits = 0
-            self._ack = sequence
-        elif -ahead <= ACK_BITS:
-            self._ack_bits |= 1 << (-ahead - 1)
+        else:
+            ahead = (sequence - newest) & 0xFFFF
+            if 0 < ahead <= 0x8000:
+                for skipped in range(newest + 1, newest + min(ahead, size + 1)):
+                    sequences[skipped & mask] = None
+                received._newest = sequence
+            ahead = (sequence - self._ack) & 0xFFFF
+            if 0 < ahead <= 0x8000:
+                # the old ack becomes bit ahead - 1; older bits shift along with it
+                bits = (self._ack_bits << ahead) | (1 << (ahead - 1)) if ahead <= ACK_BITS else 0
+                self._ack_bits = bits & _ACK_BITS_MASK
+                self._ack = sequence
+            elif ahead and 0x10000 - ahead <= ACK_BITS:
+                self._ack_bits |= 1 << (0xFFFF - ahead)
+        sequences[sequence & mask] = sequence
+        received._values[sequence & mask] = True
+        self._process_acks(ack, ack_bits, now)
 
     def _process_acks(self, ack: int, ack_bits: int, now: float) -> None:
         if (ack - self._next_sequence) & 0xFFFF <= 0x8000:
@@ -544,12 +552,12 @@ class AckTracker:
         # Only bits the previous header did not already carry can acknowledge anything new: a
         # sequence it carried was removed from the sent buffer then (or was not in it).
         bits = ack_bits
-        shift = seq_diff(ack, self._peer_ack)
+        shift = (ack - self._peer_ack) & 0xFFFF
         if shift == 0:
             bits &= ~self._peer_ack_bits
-        elif 0 < shift <= ACK_BITS:
+        elif shift <= ACK_BITS:
             bits &= ~(self._peer_ack_bits << shift | 1 << (shift - 1))
-        if shift >= 0:
+        if shift <= 0x8000:
             self._peer_ack, self._peer_ack_bits = ack, ack_bits
         # Oldest first: the highest set bit down to bit 0, then the ack itself.
         while bits:

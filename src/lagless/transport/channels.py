@@ -255,6 +255,7 @@ class ReliableSender:
         "_waiting",
         "channel",
         "config",
+        "has_fragments",
         "layer",
         "limit",
         "next_id",
@@ -315,6 +316,8 @@ class ReliableSender:
         self._waiting: deque[Outgoing] = deque()  # fragmented messages not admitted yet
         self._current: Outgoing | None = None  # the admitted fragmented message not yet done
         self._held = 0  # messages of this channel holding a reservation
+        self.has_fragments = False
+        """True while a fragmented message is queued (admitted or waiting)."""
         self._unordered = self.config.kind is ChannelKind.RELIABLE_UNORDERED
         self._peeked: deque[tuple[Outgoing, int]] | deque[tuple[float, int, Outgoing, int]] = (
             self._fragments.unsent
@@ -358,6 +361,7 @@ class ReliableSender:
         msg = Outgoing(self.channel, message_id, payload, pieces)
         self._big[message_id] = msg
         self._waiting.append(msg)
+        self.has_fragments = True
         return message_id
 
     def _in_window(self, message_id: int) -> bool:
@@ -497,11 +501,6 @@ class ReliableSender:
         self.oldest = oldest
         self.queued = queued
 
-    @property
-    def has_fragments(self) -> bool:
-        """True while a fragmented message is queued (admitted or waiting)."""
-        return self._current is not None or bool(self._waiting)
-
     def _admissible(self, msg: Outgoing) -> bool:
         if self._held or not self._in_window(msg.message_id):
             return False
@@ -584,6 +583,7 @@ class ReliableSender:
         msg.done = True
         if msg is self._current:
             self._current = None
+            self.has_fragments = bool(self._waiting)
         self._delivered.append((self.channel, msg.message_id))
         if self._unordered:
             self._release(msg)

@@ -416,7 +416,7 @@ class Connection:
         if offset < size:
             self._unacked += 1
             if self._unacked >= self.config.ack_frequency:
-                self._outbox.append(self._build(now, ack_only=True))
+                self._outbox.append(self._build_ack_only(now))
             elif self._ack_due is None:
                 self._ack_due = now + self.config.ack_delay
         self._collect(now)
@@ -431,19 +431,18 @@ class Connection:
         self._collect(now)
         out = self._outbox
         self._outbox = []
-        while True:
-            wish = self._next_send_wish()
-            if wish is not None and wish <= now:
-                if self._tokens >= _WHOLE_TOKEN:
-                    out.append(self._build(now))
-                    self._tokens -= 1.0
-                    continue
-                if self._messages.has_pending(now):
-                    self._congestion.on_held_back()
-            if self._ack_due is not None and self._ack_due <= now:
-                out.append(self._build(now, ack_only=True))
-            break
-        self._timer = self._deadline(wish)
+        while self._tokens >= _WHOLE_TOKEN:
+            payload = self._build(now)
+            if payload is None:
+                break
+            out.append(payload)
+            self._tokens -= 1.0
+        else:
+            if self._messages.has_pending(now):
+                self._congestion.on_held_back()
+        if self._ack_due is not None and self._ack_due <= now:
+            out.append(self._build_ack_only(now))
+        self._timer = self._deadline(self._next_send_wish())
         self._stale = False
         return out
 
@@ -539,13 +538,15 @@ class Connection:
             return request
         return wish
 
-    def _build(self, now: float, *, ack_only: bool = False) -> bytes:
+    def _build_ack_only(self, now: float) -> bytes:
+        """Build a payload of the ack header alone (it takes no pacing token)."""
+        self._ack_only.add(self._acks.next_sequence)
+        return self._seal(now, 0, b"")
+
+    def _build(self, now: float) -> bytes | None:
+        """Build the next payload with due records and time messages; None when none is due."""
         flags = 0
         extras: list[bytes] = []
-        sequence = self._acks.next_sequence
-        if ack_only:
-            self._ack_only.add(sequence)
-            return self._seal(now, 0, b"")
         if self._next_time_request is not None and self._next_time_request <= now:
             flags |= FLAG_TIME_REQUEST
             extras.append(encode_time_message(TimeRequest(client_time=now)))
@@ -559,7 +560,11 @@ class Connection:
                 )
             )
             self._time_response = None
-        body = self._messages.write_packet(sequence, now) or b""
+        body = self._messages.write_packet(self._acks.next_sequence, now)
+        if body is None:
+            if not flags:
+                return None
+            body = b""
         if extras:
             body = b"".join((*extras, body))
         return self._seal(now, flags, body)

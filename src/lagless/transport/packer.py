@@ -252,9 +252,9 @@ class MessageLayer:
         else:
             self._write_small(out, entries, used, budget, packet_seq, now)
             self._write_fragments(out, entries, used, budget, packet_seq, now)
-        self._credit = min(1.0, self._credit + cfg.fragment_share)
         if not out:
             return None
+        self._credit = min(1.0, self._credit + cfg.fragment_share)
         if entries[0] or entries[1]:
             self._sent[packet_seq] = entries
             if len(self._sent) > cfg.sent_packet_history:

@@ -248,24 +248,11 @@ class _BucketRing:
         self._index = [-1] * buckets
         self._bytes = [0] * buckets
 
-    def add(self, bucket: int, size: int) -> None:
-        slot = bucket % len(self._index)
-        if self._index[slot] != bucket:
-            self._index[slot] = bucket
-            self._bytes[slot] = 0
-        self._bytes[slot] += size
-
     def total(self, bucket: int) -> int:
         oldest = bucket - len(self._index) + 1
         return sum(
             b for i, b in zip(self._index, self._bytes, strict=True) if oldest <= i <= bucket
         )
-
-
-def _check_size(size: int) -> int:
-    if size < 0:
-        raise LocalProtocolError(f"size must be >= 0 bytes, got {size}")
-    return size
 
 
 class BandwidthMeter:
@@ -288,13 +275,25 @@ class BandwidthMeter:
     def _bucket(self, now: float) -> int:
         return math.floor(now / self._bucket_width)
 
+    def _add(self, ring: _BucketRing, now: float, size: int) -> None:
+        if size < 0:
+            raise LocalProtocolError(f"size must be >= 0 bytes, got {size}")
+        bucket = math.floor(now / self._bucket_width)
+        index = ring._index
+        slot = bucket % len(index)
+        if index[slot] != bucket:
+            index[slot] = bucket
+            ring._bytes[slot] = size
+        else:
+            ring._bytes[slot] += size
+
     def on_sent(self, now: float, size: int) -> None:
         """Count ``size`` bytes sent at ``now`` (seconds).
 
         Raises:
             LocalProtocolError: ``size`` is negative.
         """
-        self._sent.add(self._bucket(now), _check_size(size))
+        self._add(self._sent, now, size)
 
     def on_received(self, now: float, size: int) -> None:
         """Count ``size`` bytes received at ``now`` (seconds).
@@ -302,7 +301,7 @@ class BandwidthMeter:
         Raises:
             LocalProtocolError: ``size`` is negative.
         """
-        self._received.add(self._bucket(now), _check_size(size))
+        self._add(self._received, now, size)
 
     def on_acked(self, now: float, size: int) -> None:
         """Count ``size`` bytes of packets acknowledged at ``now`` (seconds).
@@ -310,7 +309,7 @@ class BandwidthMeter:
         Raises:
             LocalProtocolError: ``size`` is negative.
         """
-        self._acked.add(self._bucket(now), _check_size(size))
+        self._add(self._acked, now, size)
 
     def _rate(self, ring: _BucketRing, now: float) -> float:
         bucket = self._bucket(now)
