@@ -69,6 +69,26 @@ def test_connect_sends_lines_and_prints_echoes(mode: list[str]) -> None:
         assert "INSECURE" in err  # the insecure mode says so loudly
 
 
+def test_secure_server_on_port_zero_accepts_tokens_for_its_bound_port() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lagless", "serve", "--port", "0", "--echo", "--duration", "30"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # "serving lagless (secure) on 127.0.0.1:NNNNN, ..."
+        port = int(first.split(" on 127.0.0.1:", 1)[1].split(",", 1)[0])
+        assert port != 0
+        result = _lagless("connect", f"127.0.0.1:{port}", stdin="zero\n")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines()[1] == "zero"
+    finally:
+        proc.kill()
+        proc.communicate(timeout=15)
+
+
 def test_plain_netcode_client_talks_to_the_default_server() -> None:
     """`lagless connect --raw` stands in for the netcode reference client (netcode spec §14)."""
     port = _free_port()

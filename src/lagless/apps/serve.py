@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 from lagless._types import Address
 from lagless.apps.netcode_keys import REFERENCE_PRIVATE_KEY, REFERENCE_PROTOCOL_ID
-from lagless.io.endpoint import open_endpoint
+from lagless.io.endpoint import AsyncEndpoint
 from lagless.io.serve import serve_events
+from lagless.io.udp import open_udp_socket
 from lagless.transport import (
     ClientConnected,
     ClientDisconnected,
@@ -81,10 +82,13 @@ async def serve(
         ready: called with the bound address once the socket is open.
         stop: set it (e.g. from a signal handler) to end the run cleanly.
     """
+    sock = open_udp_socket(options.address, field="--port")
+    # the public address tokens must name is the one bound: with port 0 the kernel's choice
+    public = (options.address[0], int(sock.getsockname()[1]))
     config = NetcodeServerConfig(
         protocol_id=options.protocol_id,
         private_key=None if options.insecure else options.private_key,
-        public_address=options.address,
+        public_address=public,
         max_clients=options.max_clients,
         insecure=options.insecure,
     )
@@ -130,7 +134,7 @@ async def serve(
         if cid is not None:
             obj.disconnect(cid, ServerDisconnectReason.APPLICATION_ERROR)
 
-    async with open_endpoint(obj, options.address) as endpoint:
+    async with AsyncEndpoint(obj, sock, asyncio.get_running_loop()) as endpoint:
         if ready is not None:
             ready(endpoint.address)
         done = stop if stop is not None else asyncio.Event()
