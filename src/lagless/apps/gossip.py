@@ -665,7 +665,10 @@ async def run_swarm(
                 rng=random.Random(rng.random()),
                 port=int(sock.getsockname()[1]),
             )
-            lobby_ep = await stack.enter_async_context(AsyncEndpoint(own, sock, loop))
+            # nobody reads this lobby's events (the swarm samples the peers): no queue bound,
+            # or backpressure would stop the lobby after max_events games opened and closed
+            own_ep = AsyncEndpoint(own, sock, loop, max_events=None)
+            lobby_ep = await stack.enter_async_context(own_ep)
             lobby_addr = lobby_ep.address
         else:
             lobby_addr = resolve(lobby, field="--lobby")[1]
