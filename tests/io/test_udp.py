@@ -263,3 +263,16 @@ def test_drain_gives_ipv6_senders_as_host_and_port() -> None:
         got: list[tuple[bytes, tuple[str, int]]] = []
         assert drain(receiver, lambda d, a: got.append((d, a)), 10) == 1
         assert got == [(b"hello", tuple(sender.getsockname()[:2]))]
+
+
+def test_sockets_ask_for_large_buffers() -> None:
+    sock = open_udp_socket("127.0.0.1:0")
+    try:
+        default = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            base = default.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
+        finally:
+            default.close()
+        assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) > base  # Linux: clamped, x2
+    finally:
+        sock.close()
