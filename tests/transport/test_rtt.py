@@ -209,3 +209,16 @@ def test_link_statistics_snapshot() -> None:
     assert snap.received_bps == pytest.approx(2 * snap.acked_bps)
     with pytest.raises(AttributeError):
         snap.rtt = 1.0  # type: ignore[misc]
+
+
+@given(st.lists(st.tuples(st.booleans(), st.integers(min_value=0, max_value=40)), max_size=30))
+def test_batched_acks_equal_single_outcomes(steps: list[tuple[bool, int]]) -> None:
+    """``on_acked(n)`` is ``n`` times ``on_outcome(lost=False)``, losses ageing out included."""
+    one, batch = LossEstimator(window=16), LossEstimator(window=16)
+    for lost, acked in steps:
+        one.on_outcome(lost=lost)
+        batch.on_outcome(lost=lost)
+        for _ in range(acked):
+            one.on_outcome(lost=False)
+        batch.on_acked(acked)
+        assert (batch.loss, batch.count) == (one.loss, one.count)

@@ -559,40 +559,52 @@ class AckTracker:
             bits &= ~(self._peer_ack_bits << shift | 1 << (shift - 1))
         if shift <= 0x8000:
             self._peer_ack, self._peer_ack_bits = ack, ack_bits
-        # Oldest first: the highest set bit down to bit 0, then the ack itself.
-        while bits:
-            n = bits.bit_length() - 1
-            bits ^= 1 << n
-            self._acknowledge((ack - 1 - n) & 0xFFFF, now)
-        rtt = self._acknowledge(ack, now)
-        if rtt is not None:
-            self.rtt.on_sample(rtt)
+        # Oldest first: the highest set bit down to bit 0, then the ack itself (shifted in as bit
+        # 0, so bit n + 1 stands for sequence ack - 1 - n).
+        sent_buffer = self._sent
+        mask = sent_buffer._size - 1
+        sequences = sent_buffer._sequences
+        values = sent_buffer._values
+        notes = self._notes
+        sample: float | None = None
+        pending = bits << 1 | 1
+        while pending:
+            n = pending.bit_length() - 1
+            pending ^= 1 << n
+            sequence = (ack - n) & 0xFFFF
+            slot = sequence & mask
+            if sequences[slot] != sequence:
+                continue
+            sent = values[slot]
+            assert sent is not None  # invariant: a slot holding a sequence holds its record
+            sequences[slot] = None
+            values[slot] = None
+            rtt = now - sent.send_time
+            if not n:
+                sample = rtt
+            if sent.lost:
+                # Already reported lost: no second notification, but the round trip is real.
+                # Without it a path whose RTT exceeds the initial loss timeout would never get a
+                # sample and every packet would stay "lost" (test_acks.py::test_late_ack_feeds_rtt).
+                self.late.append(sequence)
+                continue
+            notes.append((sequence, sent.send_time, sent.size, rtt, False))
+        if sample is not None:
+            self.rtt.on_sample(sample)
         # Rule (b): unresolved packets more than 32 behind the ack can never be acked now.
         in_flight = self._in_flight
-        while in_flight and (ack - in_flight[0]) & 0xFFFF > ACK_BITS:
-            if (ack - in_flight[0]) & 0xFFFF > 0x8000:
-                break  # in_flight[0] is newer than the ack
-            self._declare_lost(in_flight.popleft())
-
-    def _acknowledge(self, sequence: int, now: float) -> float | None:
-        """Resolve ``sequence`` as acked; return its round trip (s), or None if unknown."""
-        sent_buffer = self._sent
-        slot = sequence & (sent_buffer._size - 1)
-        if sent_buffer._sequences[slot] != sequence:
-            return None
-        sent = sent_buffer._values[slot]
-        sent_buffer._sequences[slot] = None
-        sent_buffer._values[slot] = None
-        assert sent is not None  # invariant: a slot holding a sequence holds its record
-        rtt = now - sent.send_time
-        if sent.lost:
-            # Already reported lost: no second notification, but the round trip is real. Without
-            # it a path whose RTT exceeds the initial loss timeout would never get a sample and
-            # every packet would stay "lost" forever (test_acks.py::test_late_ack_feeds_rtt).
-            self.late.append(sequence)
-            return rtt
-        self._notes.append((sequence, sent.send_time, sent.size, rtt, False))
-        return rtt
+        while in_flight:
+            behind = (ack - in_flight[0]) & 0xFFFF
+            if behind <= ACK_BITS or behind > 0x8000:
+                break  # within the field, or in_flight[0] is newer than the ack
+            sequence = in_flight.popleft()
+            slot = sequence & mask
+            if sequences[slot] == sequence:
+                sent = values[slot]
+                assert sent is not None  # invariant: as above
+                if not sent.lost:
+                    sent.lost = True
+                    notes.append((sequence, sent.send_time, sent.size, self.rtt.rtt, True))
 
     def _declare_lost(self, sequence: int) -> None:
         sent = self._sent.find(sequence)
@@ -611,7 +623,14 @@ class AckTracker:
         """
         in_flight = self._in_flight
         if in_flight:
-            timeout = self.loss_timeout()
+            config = self._config
+            rtt = self.rtt
+            if rtt.samples:
+                timeout = config.loss_rtt_factor * rtt.rtt
+                if timeout < config.min_loss_timeout:
+                    timeout = config.min_loss_timeout
+            else:
+                timeout = config.initial_loss_timeout
             sent_buffer = self._sent
             mask = sent_buffer._size - 1
             sequences = sent_buffer._sequences

@@ -278,8 +278,10 @@ class ReliableSender:
         Args:
             channel: Channel index.
             layer: The connection's message-layer settings.
-            reserve: One-element list shared by all channels: bytes of admitted fragmented
-                messages not yet released (kept within ``reassembly_memory_limit``).
+            reserve: Two-element list shared by all channels: ``[0]`` bytes of admitted
+                fragmented messages not yet released (kept within ``reassembly_memory_limit``),
+                ``[1]`` fragmented messages queued and not yet fully acked (the packer skips its
+                fragment pass while it is 0).
             delivered: Shared queue that receives ``(channel, message_id)`` of every message
                 fully acknowledged.
         """
@@ -290,7 +292,7 @@ class ReliableSender:
         self.config = layer.channels[channel]
         """The channel's settings."""
         self.reserve = reserve
-        """Shared admitted-reservation counter (bytes)."""
+        """Shared ``[admitted reservation (bytes), fragmented messages queued]``."""
         self.next_id = 0
         """Id the next ``send`` returns."""
         self.oldest = 0
@@ -362,6 +364,7 @@ class ReliableSender:
         self._big[message_id] = msg
         self._waiting.append(msg)
         self.has_fragments = True
+        self.reserve[1] += 1
         return message_id
 
     def _in_window(self, message_id: int) -> bool:
@@ -581,6 +584,7 @@ class ReliableSender:
         if msg.acked_count < msg.count:
             return
         msg.done = True
+        self.reserve[1] -= 1
         if msg is self._current:
             self._current = None
             self.has_fragments = bool(self._waiting)
@@ -652,13 +656,13 @@ class ReliableReceiver:
     """Receive side of a reliable channel: dedupe, window check, ordering, reassembly."""
 
     __slots__ = (
-        "_buffer",
         "_limit",
         "_ready",
         "_reassembler",
         "_received",
         "base",
         "channel",
+        "held",
         "ordered",
         "window",
     )
@@ -689,7 +693,10 @@ class ReliableReceiver:
         self._limit = layer.message_limit(channel)
         self._reassembler = reassembler
         self._ready = ready
-        self._buffer: dict[int, tuple[bytes, int]] = {}
+        self.held: dict[int, tuple[bytes, int]] = {}
+        """Ordered channel: ``message_id -> (payload, reservation)`` held back until the gap before
+        it fills (a receiver with nothing held and ``base`` equal to the next id may deliver it
+        directly, as `MessageLayer.read_packet` does)."""
         self._received: set[int] = set()
 
     def receive(
@@ -712,7 +719,7 @@ class ReliableReceiver:
         """
         base = self.base
         ahead = (message_id - base) & 0xFFFF
-        buffer = self._buffer
+        buffer = self.held
         if ahead == 0 and index < 0 and not buffer and self.ordered:
             # the common case: the next message in order, whole, nothing held back
             self._ready.append((self.channel, message_id, payload))

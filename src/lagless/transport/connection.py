@@ -624,6 +624,8 @@ class Connection:
         loss = self._loss
         ack_only = self._ack_only
         acked_bytes = 0
+        acked = 0  # acked outcomes not yet given to the loss estimator (in one batch)
+        on_packet_acked = messages.on_packet_acked
         for sequence, send_time, size, _, lost in outcomes:
             if ack_only:
                 ack_only_packet = sequence in ack_only
@@ -632,9 +634,8 @@ class Connection:
             else:
                 ack_only_packet = False
             if not lost:
-                self._acked += 1
-                messages.on_packet_acked(sequence)
-                loss.on_outcome(lost=False)
+                acked += 1
+                on_packet_acked(sequence)
                 acked_bytes += size
                 if packet_events:
                     self._events.append(
@@ -645,6 +646,10 @@ class Connection:
                         )
                     )
             else:
+                if acked:
+                    self._acked += acked
+                    loss.on_acked(acked)
+                    acked = 0
                 self._lost += 1
                 messages.on_packet_lost(sequence)
                 loss.on_outcome(lost=True)
@@ -658,6 +663,9 @@ class Connection:
                             sequence=sequence,
                         )
                     )
+        if acked:
+            self._acked += acked
+            loss.on_acked(acked)
         if acked_bytes:
             self._bandwidth.on_acked(now, acked_bytes)
         rtt = self._rtt

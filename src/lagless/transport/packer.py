@@ -138,7 +138,7 @@ class MessageLayer:
         self.config = MessageLayerConfig() if config is None else config
         """The message-layer settings."""
         cfg = self.config
-        self._reserve = [0]
+        self._reserve = [0, 0]  # shared by the reliable senders, see ReliableSender
         self._ready: deque[Ready] = deque()
         self._delivered: deque[Delivered] = deque()
         self._reassembler = Reassembler(
@@ -168,6 +168,9 @@ class MessageLayer:
         ]
         self._receivers: list[ReliableReceiver | UnreliableReceiver] = [
             self._rreceivers.get(i) or self._ureceivers[i] for i in range(len(cfg.channels))
+        ]
+        self._ordered: list[ReliableReceiver | None] = [
+            r if isinstance(r, ReliableReceiver) and r.ordered else None for r in self._receivers
         ]
         self._max_count = [-(-limit // cfg.fragment_size) for limit in self._limits]
         self._sent: dict[int, _Carried] = {}
@@ -240,12 +243,14 @@ class MessageLayer:
             raise LocalProtocolError(
                 f"budget must be >= {cfg.fragment_size + MAX_RECORD_OVERHEAD} bytes, got {budget}"
             )
-        self._forget(packet_seq)
+        if packet_seq in self._sent:
+            self._forget(packet_seq)
         out = bytearray()
         entries: _Carried = ([], [])
         used = [0] * len(cfg.channels)
-        fragments_first = self._credit >= 1.0
-        if fragments_first:
+        if not self._reserve[1]:
+            self._write_small(out, entries, used, budget, packet_seq, now)
+        elif self._credit >= 1.0:
             wrote = self._write_fragments(out, entries, used, budget, packet_seq, now)
             self._write_small(out, entries, used, budget, packet_seq, now)
             self._credit -= 1.0 if wrote else 0.0
@@ -466,9 +471,16 @@ class MessageLayer:
         ready = self._ready
         before = len(ready)
         receivers = self._receivers
+        ordered = self._ordered
         try:
             for channel, message_id, index, count, body in records:
                 if index < 0:
+                    receiver = ordered[channel]
+                    if receiver is not None and receiver.base == message_id and not receiver.held:
+                        # the common case: the next message in order, nothing held back
+                        ready.append((channel, message_id, body))
+                        receiver.base = (message_id + 1) & 0xFFFF
+                        continue
                     result = receivers[channel].receive(message_id, body)
                 else:
                     result = self._rreceivers[channel].receive(message_id, body, index, count, now)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Final
 
 from lagless.errors import ConfigError, LocalProtocolError
@@ -197,6 +198,22 @@ class LossEstimator:
         outcomes.append(lost)
         if lost:
             self._lost += 1
+
+    def on_acked(self, count: int) -> None:
+        """Record ``count`` packets acked (`on_outcome` with ``lost=False``, ``count`` times).
+
+        Args:
+            count: Number of packets newly acked, >= 0.
+        """
+        outcomes = self._outcomes
+        if not self._lost:
+            outcomes.extend(repeat(False, count))  # no loss in the window to age out
+            return
+        maxlen = outcomes.maxlen
+        for _ in range(count):
+            if len(outcomes) == maxlen and outcomes[0]:
+                self._lost -= 1
+            outcomes.append(False)
 
     def on_late_ack(self) -> None:
         """Take back the newest loss in the window: that packet was acked late, not lost."""
