@@ -446,7 +446,7 @@ class AckTracker:
         """`next_send` returning ``(sequence, ack, ack_bits)``; ``size`` (bytes) must be >= 0."""
         sequence = self._next_sequence
         sent = self._sent
-        capacity = sent.size
+        capacity = sent._size
         # Rule (c): a packet whose slot is about to be reused is lost.
         in_flight = self._in_flight
         while in_flight and (sequence - in_flight[0]) & 0xFFFF >= capacity:
@@ -544,9 +544,7 @@ class AckTracker:
                 self._ack_bits |= 1 << (0xFFFF - ahead)
         sequences[sequence & mask] = sequence
         received._values[sequence & mask] = True
-        self._process_acks(ack, ack_bits, now)
-
-    def _process_acks(self, ack: int, ack_bits: int, now: float) -> None:
+        # then the ack fields
         if (ack - self._next_sequence) & 0xFFFF <= 0x8000:
             return  # a "future" ack: this side never sent that sequence (module doc)
         # Only bits the previous header did not already carry can acknowledge anything new: a
@@ -639,14 +637,16 @@ class AckTracker:
                 head = in_flight[0]
                 slot = head & mask
                 sent = values[slot] if sequences[slot] == head else None
-                if sent is not None and sent.lost:
-                    in_flight.popleft()
+                if sent is None or sent.lost:
+                    in_flight.popleft()  # resolved already
                     continue
                 # the same sum as next_loss_deadline, so a timer fired at that deadline always
                 # resolves the packet (now - timeout could round the other way and spin the driver)
-                if sent is not None and sent.send_time + timeout > now:
+                if sent.send_time + timeout > now:
                     break
-                self._declare_lost(in_flight.popleft())
+                in_flight.popleft()
+                sent.lost = True
+                self._notes.append((head, sent.send_time, sent.size, rtt.rtt, True))
         out = self._notes
         if out:
             self._notes = []

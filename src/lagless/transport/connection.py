@@ -396,7 +396,7 @@ class Connection:
                     self._dropped[PayloadDropReason.MALFORMED] += 1
                     return
         size = len(data)
-        if offset < size and self._messages.read_packet(data[offset:], now) is not None:
+        if offset < size and self._messages.read_packet(data, now, offset) is not None:
             self._dropped[PayloadDropReason.MESSAGES] += 1
             return
         self._acks.on_receive_fields(sequence, ack, ack_bits, now)
@@ -591,7 +591,8 @@ class Connection:
                 self._congestion.on_spurious_loss(sequence)
             acks.late.clear()
         messages = self._messages
-        if messages.delivered_waiting:
+        delivered = messages.delivered
+        if delivered:
             client_index = self.client_index
             connection_id = self.connection_id
             self._events += [
@@ -601,9 +602,11 @@ class Connection:
                     channel=channel,
                     message_id=message_id,
                 )
-                for channel, message_id in messages.take_delivered()
+                for channel, message_id in delivered
             ]
-        if messages.received_waiting:
+            delivered.clear()
+        ready = messages.ready
+        if ready:
             client_index = self.client_index
             connection_id = self.connection_id
             self._events += [
@@ -614,8 +617,9 @@ class Connection:
                     message_id=message_id,
                     payload=payload,
                 )
-                for channel, message_id, payload in messages.take_received()
+                for channel, message_id, payload in ready
             ]
+            ready.clear()
 
     def _on_outcomes(self, outcomes: list[Outcome], now: float) -> None:
         """Apply the outcomes of `AckTracker.take_outcomes`."""

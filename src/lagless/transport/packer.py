@@ -139,8 +139,12 @@ class MessageLayer:
         """The message-layer settings."""
         cfg = self.config
         self._reserve = [0, 0]  # shared by the reliable senders, see ReliableSender
-        self._ready: deque[Ready] = deque()
-        self._delivered: deque[Delivered] = deque()
+        self.ready: deque[Ready] = deque()
+        """``(channel, message_id, payload)`` for the application, in delivery order: what
+        `next_received` and `take_received` drain (an owner may also read and clear it)."""
+        self.delivered: deque[Delivered] = deque()
+        """``(channel, message_id)`` of reliable messages fully acked, oldest first: what
+        `next_delivered` and `take_delivered` drain (an owner may also read and clear it)."""
         self._reassembler = Reassembler(
             fragment_size=cfg.fragment_size,
             memory_limit=cfg.reassembly_memory_limit,
@@ -152,11 +156,11 @@ class MessageLayer:
         self._ureceivers: dict[int, UnreliableReceiver] = {}
         for i, ch in enumerate(cfg.channels):
             if ch.kind.reliable:
-                self._reliable[i] = ReliableSender(i, cfg, self._reserve, self._delivered)
-                self._rreceivers[i] = ReliableReceiver(i, cfg, self._reassembler, self._ready)
+                self._reliable[i] = ReliableSender(i, cfg, self._reserve, self.delivered)
+                self._rreceivers[i] = ReliableReceiver(i, cfg, self._reassembler, self.ready)
             else:
                 self._unreliable[i] = UnreliableSender(i, ch)
-                self._ureceivers[i] = UnreliableReceiver(i, cfg, self._ready)
+                self._ureceivers[i] = UnreliableReceiver(i, cfg, self.ready)
         self._order = sorted(range(len(cfg.channels)), key=lambda i: (-cfg.channels[i].priority, i))
         self._lanes = [
             (i, self._reliable.get(i), self._unreliable.get(i), cfg.channels[i].budget)
@@ -283,6 +287,11 @@ class MessageLayer:
         now: float,
     ) -> None:
         for ch, reliable, unreliable, cap in self._lanes:
+            if reliable is not None:
+                if not reliable.queued:
+                    continue  # nothing unacked on this channel: nothing to write
+            elif unreliable is None or not unreliable.queue:
+                continue
             room = budget - len(out)
             if cap is not None:
                 room = min(room, cap - used[ch])
@@ -352,7 +361,7 @@ class MessageLayer:
         carried = self._sent.pop(packet_seq, None)
         if carried is None:
             return
-        delivered = self._delivered
+        delivered = self.delivered
         before = len(delivered)
         for sender, ids in carried[0]:
             sender.acked_small(ids)
@@ -411,18 +420,18 @@ class MessageLayer:
     @property
     def delivered_waiting(self) -> bool:
         """True when ``next_delivered`` has something to return."""
-        return bool(self._delivered)
+        return bool(self.delivered)
 
     @property
     def received_waiting(self) -> bool:
         """True when ``next_received`` has something to return."""
-        return bool(self._ready)
+        return bool(self.ready)
 
     def next_delivered(self) -> DeliveredMessage | None:
         """Return the next reliable message fully acked by the peer, or None."""
-        if not self._delivered:
+        if not self.delivered:
             return None
-        channel, message_id = self._delivered.popleft()
+        channel, message_id = self.delivered.popleft()
         return DeliveredMessage(channel=channel, message_id=message_id)
 
     def take_delivered(self) -> list[Delivered]:
@@ -430,18 +439,20 @@ class MessageLayer:
 
         The batch form of `next_delivered` (no object per message).
         """
-        delivered = list(self._delivered)
-        self._delivered.clear()
+        delivered = list(self.delivered)
+        self.delivered.clear()
         return delivered
 
     # ----------------------------------------------------------------------------- receiving
 
-    def read_packet(self, data: bytes, now: float) -> MessageDropReason | None:
+    def read_packet(self, data: bytes, now: float, start: int = 0) -> MessageDropReason | None:
         """Parse one received payload and queue its messages; never raises on any bytes.
 
         Args:
-            data: The payload (what the peer's ``write_packet`` returned).
+            data: The payload (what the peer's ``write_packet`` returned), or bytes holding it
+                from ``start`` to their end.
             now: Current time (seconds); reception needs no clock, taken for the uniform shape.
+            start: Offset of the payload in ``data`` (bytes).
 
         Returns:
             ``None`` when accepted, else the reason the payload was dropped (counted; a
@@ -453,7 +464,7 @@ class MessageLayer:
         if reassembler.memory and reassembler.expire(now):
             return self._drop(MessageDropReason.REASSEMBLY_TIMEOUT)
         try:
-            records = parse_records(data, self.config.fragment_size)
+            records = parse_records(data, self.config.fragment_size, start)
         except DecodeError:
             return self._drop(MessageDropReason.MALFORMED)
         limits = self._limits
@@ -468,7 +479,7 @@ class MessageLayer:
                     return self._drop(MessageDropReason.TOO_LARGE)
             elif len(body) > limits[channel]:
                 return self._drop(MessageDropReason.TOO_LARGE)
-        ready = self._ready
+        ready = self.ready
         before = len(ready)
         receivers = self._receivers
         ordered = self._ordered
@@ -504,9 +515,9 @@ class MessageLayer:
         Reliable-ordered messages come in send order exactly once, reliable-unordered exactly
         once, unreliable at most once, unreliable-sequenced never older than one already given.
         """
-        if not self._ready:
+        if not self.ready:
             return None
-        channel, message_id, payload = self._ready.popleft()
+        channel, message_id, payload = self.ready.popleft()
         return ReceivedMessage(channel=channel, message_id=message_id, payload=payload)
 
     def take_received(self) -> list[Ready]:
@@ -514,8 +525,8 @@ class MessageLayer:
 
         The batch form of `next_received` (no object per message).
         """
-        ready = list(self._ready)
-        self._ready.clear()
+        ready = list(self.ready)
+        self.ready.clear()
         return ready
 
     def statistics(self) -> MessageLayerStatistics:

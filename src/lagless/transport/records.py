@@ -123,7 +123,9 @@ def encode_record(
     out += data
 
 
-def parse_records(data: bytes, fragment_size: int) -> list[tuple[int, int, int, int, bytes]]:
+def parse_records(
+    data: bytes, fragment_size: int, start: int = 0
+) -> list[tuple[int, int, int, int, bytes]]:
     """Split a payload into ``(channel, message_id, index, count, data)`` tuples, grammar only.
 
     The tuple form of `parse_payload` for the receive path (a tuple costs a tenth of a record
@@ -132,6 +134,7 @@ def parse_records(data: bytes, fragment_size: int) -> list[tuple[int, int, int, 
     Args:
         data: The payload bytes.
         fragment_size: Exact length of every non-last fragment, bound of every record (bytes).
+        start: Offset of the first record in ``data`` (bytes); records run to its end.
 
     Returns:
         The records in order; ``index`` is -1 and ``count`` 1 for an unfragmented message.
@@ -141,7 +144,7 @@ def parse_records(data: bytes, fragment_size: int) -> list[tuple[int, int, int, 
     """
     records: list[tuple[int, int, int, int, bytes]] = []
     append = records.append
-    pos = 0
+    pos = start
     end = len(data)
     while pos < end:
         if pos + 4 > end:
