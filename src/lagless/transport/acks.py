@@ -341,13 +341,10 @@ class ReceiveResult:
         return self.status is ReceiveStatus.ACCEPTED
 
 
-class _Sent:
-    __slots__ = ("lost", "send_time", "size")
-
-    def __init__(self, send_time: float, size: int) -> None:
-        self.send_time = send_time
-        self.size = size
-        self.lost = False  # reported lost; kept so a late ack still yields an RTT sample
+_Sent = tuple[float, int, bool]
+"""A sent packet's record: ``(send_time, size, lost)`` (seconds, bytes; ``lost`` once reported
+lost, kept so a late ack still yields an RTT sample). A tuple, replaced when it is reported lost,
+costs a fraction of an object per packet."""
 
 
 Outcome = tuple[int, float, int, float, bool]
@@ -411,7 +408,7 @@ class AckTracker:
     @property
     def in_flight(self) -> int:
         """Number of sent packets not yet reported acked or lost."""
-        return sum(1 for seq in self._in_flight if (sent := self._sent.find(seq)) and not sent.lost)
+        return sum(1 for seq in self._in_flight if (sent := self._sent.find(seq)) and not sent[2])
 
     def loss_timeout(self) -> float:
         """Seconds after sending at which an unacked packet is declared lost (see module doc)."""
@@ -454,7 +451,7 @@ class AckTracker:
         # sequences are allocated in order, so the slot is the only one to (over)write
         slot = sequence & (capacity - 1)
         sent._sequences[slot] = sequence
-        sent._values[slot] = _Sent(now, size)
+        sent._values[slot] = (now, size, False)
         sent._newest = sequence
         in_flight.append(sequence)
         self._next_sequence = (sequence + 1) & 0xFFFF
@@ -577,16 +574,16 @@ class AckTracker:
             assert sent is not None  # invariant: a slot holding a sequence holds its record
             sequences[slot] = None
             values[slot] = None
-            rtt = now - sent.send_time
+            rtt = now - sent[0]
             if not n:
                 sample = rtt
-            if sent.lost:
+            if sent[2]:
                 # Already reported lost: no second notification, but the round trip is real.
                 # Without it a path whose RTT exceeds the initial loss timeout would never get a
                 # sample and every packet would stay "lost" (test_acks.py::test_late_ack_feeds_rtt).
                 self.late.append(sequence)
                 continue
-            notes.append((sequence, sent.send_time, sent.size, rtt, False))
+            notes.append((sequence, sent[0], sent[1], rtt, False))
         if sample is not None:
             self.rtt.on_sample(sample)
         # Rule (b): unresolved packets more than 32 behind the ack can never be acked now.
@@ -600,15 +597,16 @@ class AckTracker:
             if sequences[slot] == sequence:
                 sent = values[slot]
                 assert sent is not None  # invariant: as above
-                if not sent.lost:
-                    sent.lost = True
-                    notes.append((sequence, sent.send_time, sent.size, self.rtt.rtt, True))
+                if not sent[2]:
+                    values[slot] = (sent[0], sent[1], True)
+                    notes.append((sequence, sent[0], sent[1], self.rtt.rtt, True))
 
     def _declare_lost(self, sequence: int) -> None:
-        sent = self._sent.find(sequence)
-        if sent is not None and not sent.lost:
-            sent.lost = True
-            self._notes.append((sequence, sent.send_time, sent.size, self.rtt.rtt, True))
+        buffer = self._sent
+        sent = buffer.find(sequence)
+        if sent is not None and not sent[2]:
+            buffer._values[sequence & (buffer._size - 1)] = (sent[0], sent[1], True)
+            self._notes.append((sequence, sent[0], sent[1], self.rtt.rtt, True))
 
     def take_outcomes(self, now: float) -> list[Outcome]:
         """`poll_notifications` as ``(sequence, send_time, size, rtt, lost)`` tuples.
@@ -637,16 +635,16 @@ class AckTracker:
                 head = in_flight[0]
                 slot = head & mask
                 sent = values[slot] if sequences[slot] == head else None
-                if sent is None or sent.lost:
+                if sent is None or sent[2]:
                     in_flight.popleft()  # resolved already
                     continue
                 # the same sum as next_loss_deadline, so a timer fired at that deadline always
                 # resolves the packet (now - timeout could round the other way and spin the driver)
-                if sent.send_time + timeout > now:
+                if sent[0] + timeout > now:
                     break
                 in_flight.popleft()
-                sent.lost = True
-                self._notes.append((head, sent.send_time, sent.size, rtt.rtt, True))
+                values[slot] = (sent[0], sent[1], True)
+                self._notes.append((head, sent[0], sent[1], rtt.rtt, True))
         out = self._notes
         if out:
             self._notes = []
@@ -677,7 +675,7 @@ class AckTracker:
         sent_buffer = self._sent
         while in_flight:
             sent = sent_buffer.find(in_flight[0])
-            if sent is not None and not sent.lost:
-                return sent.send_time + self.loss_timeout()
+            if sent is not None and not sent[2]:
+                return sent[0] + self.loss_timeout()
             in_flight.popleft()  # already resolved
         return None

@@ -416,7 +416,9 @@ class Connection:
         if offset < size:
             self._unacked += 1
             if self._unacked >= self.config.ack_frequency:
-                self._outbox.append(self._build_ack_only(now))
+                payload = self._build_ack_only(now)
+                self._outbox.append(payload)
+                self._bandwidth.on_sent(now, len(payload))
             elif self._ack_due is None:
                 self._ack_due = now + self.config.ack_delay
         self._collect(now)
@@ -431,17 +433,23 @@ class Connection:
         self._collect(now)
         out = self._outbox
         self._outbox = []
+        sent_bytes = 0  # built now: counted once (the outbox was counted when it was built)
         while self._tokens >= _WHOLE_TOKEN:
             payload = self._build(now)
             if payload is None:
                 break
             out.append(payload)
+            sent_bytes += len(payload)
             self._tokens -= 1.0
         else:
             if self._messages.has_pending(now):
                 self._congestion.on_held_back()
         if self._ack_due is not None and self._ack_due <= now:
-            out.append(self._build_ack_only(now))
+            payload = self._build_ack_only(now)
+            out.append(payload)
+            sent_bytes += len(payload)
+        if sent_bytes:
+            self._bandwidth.on_sent(now, sent_bytes)
         self._timer = self._deadline(self._next_send_wish())
         self._stale = False
         return out
@@ -570,13 +578,15 @@ class Connection:
         return self._seal(now, flags, body)
 
     def _seal(self, now: float, flags: int, rest: bytes) -> bytes:
-        """Prefix the ack header and flags to ``rest``; record the packet as sent."""
+        """Prefix the ack header and flags to ``rest``; record the packet as sent.
+
+        The caller counts the payload's bytes in the bandwidth meter (once per pump).
+        """
         size = OVERHEAD + len(rest)
         sequence, ack, ack_bits = self._acks.next_send_fields(now, size)
         self._ack_due = None
         self._unacked = 0
         self._sent += 1
-        self._bandwidth.on_sent(now, size)
         return _HEAD.pack(sequence, ack, ack_bits, flags) + rest
 
     def _collect(self, now: float) -> None:
