@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import math
 import socket
@@ -547,7 +548,7 @@ def _memory_connections(count: int, size: int) -> float:
     sent = received = 0
     start = time.process_time()
     while received < count:
-        sent = _fill(lambda p: a.send(RELIABLE, p), sent, count, size)
+        sent = _fill(functools.partial(a.send, RELIABLE), sent, count, size)
         for payload in a.payloads_to_send(now):
             b.receive_payload(payload, now)
         for payload in b.payloads_to_send(now):

@@ -255,6 +255,7 @@ class ReliableSender:
         "_waiting",
         "channel",
         "config",
+        "fragment_size",
         "has_fragments",
         "layer",
         "limit",
@@ -306,6 +307,8 @@ class ReliableSender:
         self.resend_delay = self.config.resend_interval
         """Seconds after its last send an unacked record is due again (``set_resend_delay``)."""
         self._delivered = delivered
+        self.fragment_size = layer.fragment_size
+        """Largest message sent whole (bytes); larger ones are fragmented."""
         self._fragmenter = Fragmenter(
             fragment_size=layer.fragment_size, max_fragments=layer.max_fragments
         )
@@ -353,11 +356,11 @@ class ReliableSender:
         message_id = self.next_id
         self.next_id = (message_id + 1) & 0xFFFF
         self.queued += 1
-        fragmenter = self._fragmenter
-        if len(payload) <= fragmenter.fragment_size:
+        if len(payload) <= self.fragment_size:
             self._small[message_id] = (small_record(self.channel, message_id, payload), -1)
             self._fresh.append(message_id)
             return message_id
+        fragmenter = self._fragmenter
         count = fragmenter.count(len(payload))
         pieces = [fragmenter.fragment(payload, i) for i in range(count)]
         msg = Outgoing(self.channel, message_id, payload, pieces)

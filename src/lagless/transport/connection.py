@@ -606,12 +606,7 @@ class Connection:
             client_index = self.client_index
             connection_id = self.connection_id
             self._events += [
-                MessageDelivered(
-                    client_index=client_index,
-                    connection_id=connection_id,
-                    channel=channel,
-                    message_id=message_id,
-                )
+                MessageDelivered(client_index, connection_id, channel, message_id)
                 for channel, message_id in delivered
             ]
             delivered.clear()
@@ -620,13 +615,7 @@ class Connection:
             client_index = self.client_index
             connection_id = self.connection_id
             self._events += [
-                MessageReceived(
-                    client_index=client_index,
-                    connection_id=connection_id,
-                    channel=channel,
-                    message_id=message_id,
-                    payload=payload,
-                )
+                MessageReceived(client_index, connection_id, channel, message_id, payload)
                 for channel, message_id, payload in ready
             ]
             ready.clear()

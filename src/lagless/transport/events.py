@@ -5,10 +5,13 @@ Tribes model) and §4.4.4 (messages delivered with their delivery policy). The c
 (``ClientConnected``, ``Connected``, ``Disconnected``, ...) come from the netcode layer, in
 `lagless.transport.netcode_events`; `Event` is the union a `Server` or `Client` returns.
 
-Decision: these classes are ``slots=True`` but not frozen. A frozen dataclass sets every field
-through ``object.__setattr__`` and costs about three times as much to build, and one
-`MessageReceived` and one `MessageDelivered` are built per message on the hot path; treat the
-events as read-only values all the same (they compare by value and are not hashable).
+Decision: these classes are ``slots=True`` but neither frozen nor keyword-only. A frozen
+dataclass sets every field through ``object.__setattr__`` and costs about three times as much to
+build, and one `MessageReceived` and one `MessageDelivered` are built per message on the hot path;
+a keyword call costs about 0.3 µs more than a positional one (Python 3.11), so the connection
+builds them positionally, in field order (the base class's ``client_index``, ``connection_id``
+first). Applications should still name the fields. Treat the events as read-only values all the
+same (they compare by value and are not hashable).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from lagless.transport.message_errors import MessageDropReason
 from lagless.transport.netcode_events import NetcodeEvent
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class TransportEvent:
     """Base class of the reliability layer's events."""
 
@@ -31,7 +34,7 @@ class TransportEvent:
     carried (pass it to `Server.send`); on a client the ordinal of its connections (1, 2, ...)."""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class MessageReceived(TransportEvent):
     """A message arrived: in order on reliable-ordered channels, once on reliable ones."""
 
@@ -43,7 +46,7 @@ class MessageReceived(TransportEvent):
     """The message bytes, reassembled if it was fragmented."""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class MessageDelivered(TransportEvent):
     """A reliable message this side sent is acknowledged in full by the peer."""
 
@@ -53,7 +56,7 @@ class MessageDelivered(TransportEvent):
     """The id `send` returned."""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class PacketDelivered(TransportEvent):
     """A payload packet this side sent was acknowledged (only with ``packet_events``)."""
 
@@ -61,7 +64,7 @@ class PacketDelivered(TransportEvent):
     """Its 16-bit packet sequence number."""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class PacketLost(TransportEvent):
     """A payload packet this side sent was declared lost (only with ``packet_events``)."""
 
@@ -69,7 +72,7 @@ class PacketLost(TransportEvent):
     """Its 16-bit packet sequence number."""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ConnectionViolated(TransportEvent):
     """The authenticated peer broke the message protocol; the connection is being closed."""
 

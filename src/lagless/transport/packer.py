@@ -212,7 +212,8 @@ class MessageLayer:
         Pump the object afterwards (see ``lagless.io.drive.pump``).
         """
         limits = self._limits
-        if not isinstance(channel, int) or not 0 <= channel < len(limits):
+        is_int = type(channel) is int or isinstance(channel, int)  # the exact type first: fast
+        if not is_int or not 0 <= channel < len(limits):
             raise LocalProtocolError(f"channel must be in [0, {len(limits) - 1}], got {channel!r}")
         if type(payload) is not bytes:
             if not isinstance(payload, bytes | bytearray | memoryview):
