@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from lagless.transport.config import ChannelConfig, ChannelKind, MessageLayerConfig
 from lagless.transport.fragment import Fragmenter, Reassembler
 from lagless.transport.message_errors import MessageDropReason, MessageViolation, SendQueueFull
-from lagless.transport.records import small_record
+from lagless.transport.records import SHORT_HEAD, small_record
 from lagless.wire.seq import seq_diff, seq_greater
 
 __all__ = [
@@ -356,8 +356,13 @@ class ReliableSender:
         message_id = self.next_id
         self.next_id = (message_id + 1) & 0xFFFF
         self.queued += 1
-        if len(payload) <= self.fragment_size:
-            self._small[message_id] = (small_record(self.channel, message_id, payload), -1)
+        size = len(payload)
+        if size <= self.fragment_size:
+            if size < 0x80:  # small_record's short form, without its call
+                record = SHORT_HEAD.pack(self.channel, message_id, size) + payload
+            else:
+                record = small_record(self.channel, message_id, payload)
+            self._small[message_id] = (record, -1)
             self._fresh.append(message_id)
             return message_id
         fragmenter = self._fragmenter

@@ -307,10 +307,14 @@ class Connection:
 
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
-        message_id = self._messages.send(channel, payload, self._now)
-        if not self._stale:
-            due = max(self._now, self._token_time())
-            if self._timer is None or due < self._timer:
+        now = self._now
+        message_id = self._messages.send(channel, payload, now)
+        timer = self._timer
+        if not self._stale and (timer is None or timer > now):  # a deadline <= now stays
+            due = self._token_time()
+            if due < now:
+                due = now
+            if timer is None or due < timer:
                 self._timer = due
         return message_id
 

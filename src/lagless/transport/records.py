@@ -34,6 +34,7 @@ __all__ = [
     "CHANNEL_MASK",
     "FRAGMENT_FLAG",
     "RESERVED_BIT",
+    "SHORT_HEAD",
     "Record",
     "encode_record",
     "parse_payload",
@@ -44,7 +45,8 @@ __all__ = [
 
 _HEAD: Final = struct.Struct(">BH")
 _FRAG: Final = struct.Struct(">BB")
-_SHORT: Final = struct.Struct(">BHB")  # head, id, one-byte length
+SHORT_HEAD: Final = struct.Struct(">BHB")
+"""Head, id and one-byte length of an unfragmented record of below 128 bytes of data."""
 _LONG: Final = struct.Struct(">BHBB")  # head, id, two-byte length
 FRAGMENT_FLAG: Final = 0x80
 RESERVED_BIT: Final = 0x40
@@ -92,7 +94,7 @@ def small_record(channel: int, message_id: int, data: bytes) -> bytes:
     """
     n = len(data)
     if n < 0x80:
-        return _SHORT.pack(channel, message_id, n) + data
+        return SHORT_HEAD.pack(channel, message_id, n) + data
     return _LONG.pack(channel, message_id, (n & 0x7F) | 0x80, n >> 7) + data
 
 
