@@ -540,20 +540,28 @@ def _events(obj: _Pumped) -> list[object]:
 def _memory_connections(count: int, size: int) -> float:
     """CPU microseconds per message through two `Connection` objects on an event-driven fake clock.
 
-    Events are taken in batches (`Connection.take_events`), as `Server` and `Client` can.
+    Events are taken in batches (`Connection.take_events`), as `Server` and `Client` can. The
+    payloads are made before the clock starts and the events counted without a Python frame per
+    event, so the harness adds as little as it can to the cost measured.
     """
     now = 0.0
     a = Connection(now=now, is_client=True)
     b = Connection(now=now, is_client=False)
+    payloads = [_payload(seq, size) for seq in range(count)]
+    send = functools.partial(a.send, RELIABLE)
+    is_received = MessageReceived.__instancecheck__
     sent = received = 0
     start = time.process_time()
     while received < count:
-        sent = _fill(functools.partial(a.send, RELIABLE), sent, count, size)
+        with contextlib.suppress(SendQueueFull):
+            while sent < count:
+                send(payloads[sent])
+                sent += 1
         for payload in a.payloads_to_send(now):
             b.receive_payload(payload, now)
         for payload in b.payloads_to_send(now):
             a.receive_payload(payload, now)
-        received += sum(isinstance(e, MessageReceived) for e in b.take_events())
+        received += sum(map(is_received, b.take_events()))
         a.take_events()
         timers = [t for t in (a.next_timer(), b.next_timer()) if t is not None]
         now = max(now, min(timers, default=now))
