@@ -348,20 +348,22 @@ class ReliableSender:
         Raises:
             SendQueueFull: ``send_queue_limit`` messages are already queued.
         """
-        if self.queued >= self.limit:
+        queued = self.queued
+        if queued >= self.limit:
             raise SendQueueFull(
                 f"channel {self.channel} holds send_queue_limit={self.limit} "
                 "unacked messages; wait for deliveries"
             )
         message_id = self.next_id
         self.next_id = (message_id + 1) & 0xFFFF
-        self.queued += 1
+        self.queued = queued + 1
         size = len(payload)
         if size <= self.fragment_size:
-            if size < 0x80:  # small_record's short form, without its call
-                record = SHORT_HEAD.pack(self.channel, message_id, size) + payload
-            else:
-                record = small_record(self.channel, message_id, payload)
+            record = (
+                SHORT_HEAD.pack(self.channel, message_id, size) + payload  # small_record, inline
+                if size < 0x80
+                else small_record(self.channel, message_id, payload)
+            )
             self._small[message_id] = (record, -1)
             self._fresh.append(message_id)
             return message_id

@@ -76,6 +76,11 @@ Decisions:
   ``fragment_timeout`` seconds (``lagless.transport.fragment``), and the event queue is drained
   by the owner after every call (`take_events` or `next_event`); a driver that stops draining
   it must stop feeding datagrams too (the io endpoints pause reading).
+* Cost: a message costs its record's bytes and a few dict and deque operations, not objects
+  (`lagless.transport.channels`: per-packet flights of message ids); the estimators are fed once
+  per batch of ack outcomes (`rtt.LossEstimator.on_acked`), the bytes sent once per pump, and
+  events are built positionally in batches (`take_events`). ``benchmarks/transport.py`` measures
+  the pair of connections in memory (``sans-I/O Connection pair``).
 * A packet declared lost and acked later was late, not lost: the loss estimate takes it back and
   the congestion controller undoes the decrease it caused (``lagless.transport.congestion``).
 """
