@@ -148,9 +148,20 @@ def parse_records(
     append = records.append
     pos = start
     end = len(data)
+    unpack_short = SHORT_HEAD.unpack_from
     while pos < end:
         if pos + 4 > end:
             raise DecodeError(f"truncated record header at byte {pos}")
+        head, message_id, length = unpack_short(data, pos)
+        if not (head & (FRAGMENT_FLAG | RESERVED_BIT) or length & 0x80):
+            # the common record: unfragmented, reserved bit clear, one-byte length
+            start_data = pos + 4
+            stop = start_data + length
+            if length > fragment_size or stop > end:
+                raise DecodeError(f"record length {length} out of range")
+            append((head, message_id, -1, 1, data[start_data:stop]))
+            pos = stop
+            continue
         head = data[pos]
         message_id = (data[pos + 1] << 8) | data[pos + 2]
         pos += 3
