@@ -13,6 +13,7 @@ from lagless.errors import ConfigError
 from lagless.transport.config import CongestionConfig
 from lagless.transport.congestion import CongestionMode
 from lagless.transport.connection import (
+    FLAG_TIME_REQUEST,
     MAX_PAYLOAD,
     Connection,
     ConnectionConfig,
@@ -180,6 +181,49 @@ def test_clock_sync_converges_to_the_server_clock(clock: str) -> None:
     assert route.client.synchronized
     error = route.client.server_time(route.t) - (route.t + route.offset)
     assert abs(error) < 0.006  # symmetric 50 +/- 10 ms each way
+
+
+def _time_requests(route: Route, seconds: float) -> int:
+    """Run ``route`` for ``seconds`` and count the client's payloads carrying a time request."""
+    requests = 0
+    route_payload = route._route
+
+    def count(data: bytes, to_client: bool) -> None:
+        nonlocal requests
+        if not to_client and data[8] & FLAG_TIME_REQUEST:
+            requests += 1
+        route_payload(data, to_client)
+
+    route._route = count  # type: ignore[method-assign]
+    route.run(seconds)
+    route._route = route_payload  # type: ignore[method-assign]
+    return requests
+
+
+def test_clock_requests_slow_down_once_synchronised() -> None:
+    route = Route(seed=4, offset=2.0, delay=(0.02, 0.03))
+    warm_up = _time_requests(route, 3.2)  # 10 Hz until 32 samples
+    assert 30 <= warm_up <= 34
+    assert route.client.synchronized
+    steady = _time_requests(route, 5.0)
+    assert 4 <= steady <= 6  # then 1 Hz
+    error = route.client.server_time(route.t) - (route.t + route.offset)
+    assert abs(error) < 0.006
+    with pytest.raises(ConfigError, match="clock_interval_synced"):
+        ConnectionConfig(clock_interval=0.5, clock_interval_synced=0.2)
+
+
+def test_clock_request_rides_on_a_message_payload() -> None:
+    route = Route(seed=5, delay=(0.02, 0.02))
+    route.run(4.0)  # synchronised: requests every second, due at some point in the next one
+    start = len(route.sizes)
+    requests = 0
+    for _ in range(100):  # a message every 20 ms for 2 s
+        route.client.send(RELIABLE_ORDERED, b"m")
+        requests += _time_requests(route, 0.02)
+    alone = [n for n in route.sizes[start:] if n == 8 + 1 + 9]  # header, flags, request only
+    assert 1 <= requests <= 3
+    assert not alone  # every request of those 2 s left with a message
 
 
 def test_clock_bias_under_asymmetric_latency_is_half_the_difference() -> None:
