@@ -676,19 +676,10 @@ def run(quick: bool = False, *, sizes: Sizes | None = None) -> list[Row]:
         ``vs_raw_udp`` (the same against raw UDP, for the round-trip rows only).
     """
     chosen = sizes if sizes is not None else (QUICK if quick else FULL)
-    _progress("lagless over loopback (throughput, 60 Hz trickle, ping-pong)")
-    rows = _stack_rows(LAGLESS, *asyncio.run(_lagless_all(ConnectionConfig(), chosen)), chosen)
-    _progress("raw UDP ping-pong")
-    rows += _rtt_rows(RAW_UDP, asyncio.run(_raw_udp_rtt(chosen.ping_seconds)))
-    _progress("ENet over loopback")
-    rows += _stack_rows(
-        ENET,
-        _enet_transfer(chosen.small, 100),
-        _enet_transfer(chosen.large, 1000),
-        _enet_trickle(chosen.trickle_seconds),
-        _enet_rtt(chosen.ping_seconds),
-        chosen,
-    )
+    rows: list[Row] = []
+    # the CPU-bound sans-I/O rows run first: on this 2-core VM the same code measured 4 us per
+    # 100 B message on a rested CPU and 7-8 us after 40 s of loopback stages (the host slows a
+    # busy core; gc.freeze and gc.disable changed nothing), so later rows would measure the host
     for size in (100, 1000):
         _progress(f"sans-I/O, {size} B messages in memory")
         rows.append(
@@ -707,6 +698,19 @@ def run(quick: bool = False, *, sizes: Sizes | None = None) -> list[Row]:
                 _memory_server_client(chosen.memory, size),
             )
         )
+    _progress("lagless over loopback (throughput, 60 Hz trickle, ping-pong)")
+    rows += _stack_rows(LAGLESS, *asyncio.run(_lagless_all(ConnectionConfig(), chosen)), chosen)
+    _progress("raw UDP ping-pong")
+    rows += _rtt_rows(RAW_UDP, asyncio.run(_raw_udp_rtt(chosen.ping_seconds)))
+    _progress("ENet over loopback")
+    rows += _stack_rows(
+        ENET,
+        _enet_transfer(chosen.small, 100),
+        _enet_transfer(chosen.large, 1000),
+        _enet_trickle(chosen.trickle_seconds),
+        _enet_rtt(chosen.ping_seconds),
+        chosen,
+    )
     _progress("")
     for base_stack, key in ((ENET, "vs_enet"), (RAW_UDP, "vs_raw_udp")):
         base = {(r["measure"], r["unit"]): r["value"] for r in rows if r["stack"] == base_stack}
