@@ -140,7 +140,7 @@ class Outgoing:
 class UnreliableSender:
     """Queue of unreliable (or unreliable-sequenced) messages, each written once."""
 
-    __slots__ = ("channel", "config", "dropped", "next_id", "queue")
+    __slots__ = ("channel", "config", "dropped", "next_id", "queue", "sent")
 
     def __init__(self, channel: int, config: ChannelConfig) -> None:
         """Create an empty sender.
@@ -159,6 +159,8 @@ class UnreliableSender:
         """Unsent ``(message_id, payload)`` in send order."""
         self.dropped = 0
         """Messages dropped unsent because the queue was full."""
+        self.sent = 0
+        """Messages ``send`` accepted."""
 
     def send(self, payload: bytes) -> int:
         """Queue ``payload``; drop the oldest unsent message if the queue is full.
@@ -174,6 +176,7 @@ class UnreliableSender:
             self.dropped += 1
         message_id = self.next_id
         self.next_id = (message_id + 1) & 0xFFFF
+        self.sent += 1
         self.queue.append((message_id, payload))
         return message_id
 
@@ -264,6 +267,7 @@ class ReliableSender:
         "queued",
         "resend_delay",
         "reserve",
+        "sent",
         "window",
     )
 
@@ -296,6 +300,8 @@ class ReliableSender:
         """Shared ``[admitted reservation (bytes), fragmented messages queued]``."""
         self.next_id = 0
         """Id the next ``send`` returns."""
+        self.sent = 0
+        """Messages ``send`` accepted."""
         self.oldest = 0
         """Id of the oldest message not yet acked (``next_id`` when none)."""
         self.queued = 0
@@ -357,6 +363,7 @@ class ReliableSender:
         message_id = self.next_id
         self.next_id = (message_id + 1) & 0xFFFF
         self.queued = queued + 1
+        self.sent += 1
         size = len(payload)
         if size <= self.fragment_size:
             record = (

@@ -291,6 +291,7 @@ class Connection:
         self._rtt = RttEstimator()
         self._acks = AckTracker(config=self.config.acks, rtt=self._rtt)
         self._messages = MessageLayer(config=self.config.messages)
+        self._send_lanes = self._messages.send_lanes
         self._congestion = CongestionController(now=now, config=self.config.congestion)
         self._loss = LossEstimator()
         self._bandwidth = BandwidthMeter()
@@ -329,7 +330,11 @@ class Connection:
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
         now = self._now
-        message_id = self._messages.send(channel, payload, now)
+        lane = self._send_lanes.get(channel) if type(channel) is int else None
+        if lane is not None and type(payload) is bytes and len(payload) <= lane[0]:
+            message_id = lane[1](payload)  # what MessageLayer.send would do after its checks
+        else:
+            message_id = self._messages.send(channel, payload, now)  # raises the right error
         timer = self._timer
         if not self._stale and (timer is None or timer > now):  # a deadline <= now stays
             due = self._token_time()

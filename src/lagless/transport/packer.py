@@ -42,7 +42,7 @@ Decisions:
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from lagless.errors import LocalProtocolError
@@ -173,6 +173,12 @@ class MessageLayer:
         self._receivers: list[ReliableReceiver | UnreliableReceiver] = [
             self._rreceivers.get(i) or self._ureceivers[i] for i in range(len(cfg.channels))
         ]
+        self.send_lanes: dict[int, tuple[int, Callable[[bytes], int]]] = {
+            i: (self._limits[i], sender.send) for i, sender in enumerate(self._senders)
+        }
+        """``channel: (message limit, sender's send)``: `send` without its checks, for a caller
+        that has checked ``channel`` is an ``int`` key here and ``payload`` is ``bytes`` within
+        the limit (`lagless.transport.connection.Connection.send`)."""
         self._ordered: list[ReliableReceiver | None] = [
             r if isinstance(r, ReliableReceiver) and r.ordered else None for r in self._receivers
         ]
@@ -182,7 +188,6 @@ class MessageLayer:
         self._dropped: Counter[MessageDropReason] = Counter()
         self.violation: MessageDropReason | None = None
         """First protocol violation seen in ``read_packet``; the connection should close."""
-        self._messages_sent = 0
         self._messages_received = 0
         self._messages_delivered = 0
         self._packets = 0
@@ -224,9 +229,7 @@ class MessageLayer:
                 f"payload must be <= {limits[channel]} bytes on channel {channel} "
                 f"(max_message_size), got {len(payload)}"
             )
-        message_id = self._senders[channel].send(payload)
-        self._messages_sent += 1
-        return message_id
+        return self._senders[channel].send(payload)
 
     def write_packet(self, packet_seq: int, now: float, budget: int | None = None) -> bytes | None:
         """Fill one payload with due messages of all channels.
@@ -539,7 +542,7 @@ class MessageLayer:
                 duplicates
             )
         return MessageLayerStatistics(
-            messages_sent=self._messages_sent,
+            messages_sent=sum(sender.sent for sender in self._senders),
             messages_received=self._messages_received,
             messages_delivered=self._messages_delivered,
             packets_written=self._packets,
