@@ -153,9 +153,17 @@ def parse_records(
         if pos + 4 > end:
             raise DecodeError(f"truncated record header at byte {pos}")
         head, message_id, length = unpack_short(data, pos)
-        if not (head & (FRAGMENT_FLAG | RESERVED_BIT) or length & 0x80):
-            # the common record: unfragmented, reserved bit clear, one-byte length
+        if not head & (FRAGMENT_FLAG | RESERVED_BIT):
+            # the common record: unfragmented, reserved bit clear
             start_data = pos + 4
+            if length & 0x80:
+                if start_data >= end:
+                    raise DecodeError("truncated length")
+                high = data[start_data]
+                if high == 0 or high & 0x80:
+                    raise DecodeError("non-minimal or overlong length")
+                length = (length & 0x7F) | (high << 7)
+                start_data += 1
             stop = start_data + length
             if length > fragment_size or stop > end:
                 raise DecodeError(f"record length {length} out of range")

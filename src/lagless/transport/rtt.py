@@ -318,7 +318,18 @@ class BandwidthMeter:
         Raises:
             LocalProtocolError: ``size`` is negative.
         """
-        self._add(self._received, now, size)
+        # `_add` inlined: a connection calls this once per payload received
+        if size < 0:
+            raise LocalProtocolError(f"size must be >= 0 bytes, got {size}")
+        bucket = math.floor(now / self._bucket_width)
+        ring = self._received
+        index = ring._index
+        slot = bucket % len(index)
+        if index[slot] != bucket:
+            index[slot] = bucket
+            ring._bytes[slot] = size
+        else:
+            ring._bytes[slot] += size
 
     def on_acked(self, now: float, size: int) -> None:
         """Count ``size`` bytes of packets acknowledged at ``now`` (seconds).
