@@ -20,9 +20,10 @@ from lagless.transport.connection import Connection
 from lagless.transport.events import MessageReceived
 from lagless.transport.netcode_client import NetcodeClient, NetcodeClientConfig
 from lagless.transport.netcode_events import ClientConnected, ClientDisconnected, Disconnected
-from lagless.transport.netcode_server import NetcodeServerConfig
+from lagless.transport.netcode_server import NetcodeServer, NetcodeServerConfig
 from lagless.transport.netcode_state import ServerDisconnectReason
 from lagless.transport.server import Server, mark_user_data
+from lagless.transport.token import generate_connect_token
 
 PROTOCOL_ID = 0x4C41474C
 SERVER = ("10.0.0.1", 40000)
@@ -176,6 +177,49 @@ def test_handshake_flood_does_not_lock_out_real_clients() -> None:
     bench.run(0.5)
     assert any(type(e).__name__ == "Connected" for e in events)
     assert server.clients == [1]
+
+
+def test_a_handshake_that_keeps_talking_survives_a_full_table() -> None:
+    key = bytes(range(32))
+    server = NetcodeServer(
+        config=NetcodeServerConfig(protocol_id=PROTOCOL_ID, private_key=key, public_address=SERVER)
+    )
+    now = 100.0
+
+    def token(client_id: int) -> bytes:
+        return generate_connect_token(
+            public_addresses=[SERVER],
+            protocol_id=PROTOCOL_ID,
+            expire_seconds=30,
+            timeout_seconds=5,
+            client_id=client_id,
+            user_data=b"",
+            private_key=key,
+            now_unix=int(now),
+            random_bytes=random.Random(client_id).randbytes,
+        )
+
+    def request(client: NetcodeClient, addr: tuple[str, int], at: float) -> None:
+        client.handle_timer(at)
+        for data, _ in client.datagrams_to_send(at):
+            server.receive_datagram(data, addr, at)
+
+    def flood(first: int, count: int) -> None:
+        for i in range(first, first + count):
+            fake = NetcodeClient(config=NetcodeClientConfig())
+            fake.connect(token(10_000 + i), now)
+            request(fake, (f"10.9.{i // 250}.{i % 250}", 5000), now)
+
+    legit, addr = NetcodeClient(config=NetcodeClientConfig()), ("10.0.1.1", 5000)
+    legit.connect(token(1), now)
+    request(legit, addr, now)
+    flood(0, 1023)  # the table of half-open handshakes is full, the legit one oldest
+    request(legit, addr, now + 0.11)  # its resent request makes it the most recently used
+    flood(1023, 1)  # one more request evicts the least recently used entry
+    challenges = [d for d, a in server.datagrams_to_send(now + 0.11) if a == addr]
+    legit.receive_datagram(challenges[-1], SERVER, now + 0.12)
+    request(legit, addr, now + 0.25)  # the response
+    assert any(isinstance(e, ClientConnected) for e in iter(server.next_event, None))
 
 
 def test_work_per_datagram_does_not_grow_with_clients(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -531,28 +531,23 @@ class NetcodeServer(NetcodeEndpoint):
         mapping = self._mappings.get(addr)
         if mapping is None:
             return None
+        del self._mappings[addr]
         if mapping.expired(now):
-            del self._mappings[addr]
             return None
         mapping.last_access = now
+        self._mappings[addr] = mapping  # most recently used last: the table is in LRU order
         return mapping
 
-    def _add_mapping(self, addr: Address, mapping: _Mapping, now: float) -> bool:
-        existing = self._mappings.get(addr)
-        if existing is None and len(self._mappings) >= MAX_ENCRYPTION_MAPPINGS:
-            for key in [k for k, m in self._mappings.items() if m.expired(now)]:
-                del self._mappings[key]
-            if len(self._mappings) >= MAX_ENCRYPTION_MAPPINGS:
-                # evict the oldest half-open handshake: a flood of requests must then outpace
-                # every real client's round trip instead of locking all of them out for the
-                # token timeout (spec §10.2 leaves the full table's policy open)
-                victim = next((k for k, m in self._mappings.items() if m.client_index < 0), None)
-                if victim is None:
-                    return False
-                del self._mappings[victim]
-                self._counter.dropped[DropReason.ENCRYPTION_MAPPING_TABLE_FULL] += 1
-        self._mappings[addr] = mapping
-        return True
+    def _add_mapping(self, addr: Address, mapping: _Mapping) -> None:
+        mappings = self._mappings
+        if mappings.pop(addr, None) is None and len(mappings) >= MAX_ENCRYPTION_MAPPINGS:
+            # the table holds only half-open handshakes, least recently used first: evict the
+            # first. A flood must then outpace every real client's round trip (each request or
+            # response moves its mapping to the end) instead of locking all of them out for the
+            # token timeout (spec §10.2 leaves the full table's policy open); O(1) per request
+            del mappings[next(iter(mappings))]
+            self._counter.dropped[DropReason.ENCRYPTION_MAPPING_TABLE_FULL] += 1
+        mappings[addr] = mapping
 
     def _token_seen_elsewhere(self, tag: bytes, addr: Address) -> bool:
         # spec §10.4: find-or-add keyed by the token tag; the stored entry is not refreshed.
@@ -610,9 +605,7 @@ class NetcodeServer(NetcodeEndpoint):
             self._deny(send, addr)
             return
         receive = PacketCipher(keys[1]) if keys is not None else None
-        if not self._add_mapping(addr, _Mapping(send, receive, timeout, now), now):
-            self._drop(DropReason.ENCRYPTION_MAPPING_TABLE_FULL, addr)
-            return
+        self._add_mapping(addr, _Mapping(send, receive, timeout, now))
         challenge_sequence = self._challenge_sequence
         self._challenge_sequence += 1
         token = encrypt_challenge_token(
@@ -648,6 +641,7 @@ class NetcodeServer(NetcodeEndpoint):
         index = self._slots.index(None)
         mapping.client_index = index
         mapping.expire_time = -1.0
+        del self._mappings[addr]  # the slot holds it now; the table keeps half-open ones only
         self._last_connection_id += 1
         slot = _Slot(index, self._last_connection_id, addr, challenge.client_id, mapping, now)
         self._slots[index] = slot
@@ -715,7 +709,6 @@ class NetcodeServer(NetcodeEndpoint):
         del self._by_client_id[slot.client_id]
         del self._by_connection[slot.connection_id]
         del self._queued[slot.connection_id]
-        self._mappings.pop(slot.address, None)
         self._events.append(
             ClientDisconnected(
                 client_index=slot.index, connection_id=slot.connection_id, reason=reason
