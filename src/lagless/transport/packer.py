@@ -473,31 +473,36 @@ class MessageLayer:
             return self._drop(MessageDropReason.MALFORMED)
         limits = self._limits
         channels = len(limits)
-        for channel, _, index, count, body in records:
+        for record in records:
+            channel = record[0]
             if channel >= channels:
                 return self._drop(MessageDropReason.UNKNOWN_CHANNEL)
-            if index >= 0:
+            if len(record) == 3:
+                if len(record[2]) > limits[channel]:
+                    return self._drop(MessageDropReason.TOO_LARGE)
+            else:
                 if channel not in self._rreceivers:
                     return self._drop(MessageDropReason.UNEXPECTED_FRAGMENT)
-                if count > self._max_count[channel]:
+                if record[3] > self._max_count[channel]:
                     return self._drop(MessageDropReason.TOO_LARGE)
-            elif len(body) > limits[channel]:
-                return self._drop(MessageDropReason.TOO_LARGE)
         ready = self.ready
         before = len(ready)
         receivers = self._receivers
         ordered = self._ordered
         try:
-            for channel, message_id, index, count, body in records:
-                if index < 0:
+            for record in records:
+                if len(record) == 3:
+                    channel, message_id, body = record
                     receiver = ordered[channel]
                     if receiver is not None and receiver.base == message_id and not receiver.held:
-                        # the common case: the next message in order, nothing held back
-                        ready.append((channel, message_id, body))
+                        # the common case: the next message in order, nothing held back; the
+                        # parsed tuple is the ``Ready`` entry
+                        ready.append(record)
                         receiver.base = (message_id + 1) & 0xFFFF
                         continue
                     result = receivers[channel].receive(message_id, body)
                 else:
+                    channel, message_id, index, count, body = record
                     result = self._rreceivers[channel].receive(message_id, body, index, count, now)
                 if result is not None:
                     self._dropped[result] += 1

@@ -26,7 +26,7 @@ fragment); the configuration checks are the packer's.
 from __future__ import annotations
 
 import struct
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, TypeAlias
 
 from lagless.wire.errors import DecodeError
 
@@ -35,6 +35,7 @@ __all__ = [
     "FRAGMENT_FLAG",
     "RESERVED_BIT",
     "SHORT_HEAD",
+    "ParsedRecord",
     "Record",
     "encode_record",
     "parse_payload",
@@ -51,6 +52,11 @@ _LONG: Final = struct.Struct(">BHBB")  # head, id, two-byte length
 FRAGMENT_FLAG: Final = 0x80
 RESERVED_BIT: Final = 0x40
 CHANNEL_MASK: Final = 0x3F
+
+
+ParsedRecord: TypeAlias = tuple[int, int, bytes] | tuple[int, int, int, int, bytes]
+"""What `parse_records` returns per record: ``(channel, message_id, data)`` for an unfragmented
+message, ``(channel, message_id, index, count, data)`` for a fragment."""
 
 
 class Record(NamedTuple):
@@ -125,13 +131,12 @@ def encode_record(
     out += data
 
 
-def parse_records(
-    data: bytes, fragment_size: int, start: int = 0
-) -> list[tuple[int, int, int, int, bytes]]:
-    """Split a payload into ``(channel, message_id, index, count, data)`` tuples, grammar only.
+def parse_records(data: bytes, fragment_size: int, start: int = 0) -> list[ParsedRecord]:
+    """Split a payload into `ParsedRecord` tuples, grammar only.
 
     The tuple form of `parse_payload` for the receive path (a tuple costs a tenth of a record
-    object to build).
+    object to build); an unfragmented record's 3-tuple is the message layer's ``Ready`` entry,
+    queued as it is.
 
     Args:
         data: The payload bytes.
@@ -139,12 +144,12 @@ def parse_records(
         start: Offset of the first record in ``data`` (bytes); records run to its end.
 
     Returns:
-        The records in order; ``index`` is -1 and ``count`` 1 for an unfragmented message.
+        The records in order.
 
     Raises:
         DecodeError: On any grammar violation (the only exception it raises).
     """
-    records: list[tuple[int, int, int, int, bytes]] = []
+    records: list[ParsedRecord] = []
     append = records.append
     pos = start
     end = len(data)
@@ -167,25 +172,20 @@ def parse_records(
             stop = start_data + length
             if length > fragment_size or stop > end:
                 raise DecodeError(f"record length {length} out of range")
-            append((head, message_id, -1, 1, data[start_data:stop]))
+            append((head, message_id, data[start_data:stop]))
             pos = stop
             continue
-        head = data[pos]
-        message_id = (data[pos + 1] << 8) | data[pos + 2]
-        pos += 3
         if head & RESERVED_BIT:
             raise DecodeError("reserved bit set in record head")
-        index, count = -1, 1
-        if head & FRAGMENT_FLAG:
-            if pos + 3 > end:
-                raise DecodeError("truncated fragment header")
-            index = data[pos]
-            count = data[pos + 1] + 1
-            pos += 2
-            if count < 2 or index >= count:
-                raise DecodeError(f"fragment index {index} of count {count}")
-        length = data[pos]
-        pos += 1
+        # a fragment record: head, id, index, count - 1, length
+        if pos + 6 > end:
+            raise DecodeError("truncated fragment header")
+        index = data[pos + 3]
+        count = data[pos + 4] + 1
+        if count < 2 or index >= count:
+            raise DecodeError(f"fragment index {index} of count {count}")
+        length = data[pos + 5]
+        pos += 6
         if length & 0x80:
             if pos >= end:
                 raise DecodeError("truncated length")
@@ -197,7 +197,7 @@ def parse_records(
         stop = pos + length
         if length > fragment_size or stop > end:
             raise DecodeError(f"record length {length} out of range")
-        if index >= 0 and (length == 0 if index == count - 1 else length != fragment_size):
+        if length == 0 if index == count - 1 else length != fragment_size:
             raise DecodeError(f"fragment {index} of {count} has {length} bytes")
         append((head & CHANNEL_MASK, message_id, index, count, data[pos:stop]))
         pos = stop
@@ -217,4 +217,7 @@ def parse_payload(data: bytes, fragment_size: int) -> list[Record]:
     Raises:
         DecodeError: On any grammar violation (the only exception it raises).
     """
-    return [Record(*fields) for fields in parse_records(data, fragment_size)]
+    return [
+        Record(*fields) if len(fields) == 5 else Record(fields[0], fields[1], -1, 1, fields[2])
+        for fields in parse_records(data, fragment_size)
+    ]
