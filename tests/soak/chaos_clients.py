@@ -56,7 +56,9 @@ from lagless.transport.packet import PacketType
 HOST: Final = "127.0.0.1"
 LAGLESS: Final = Path(sys.executable).with_name("lagless")
 ECHO_CHANNEL: Final = 0  # reliable ordered in the default channel set
-CONNECT_TIMEOUT: Final = 5.0  # seconds a handshake may take on a loaded 2-core machine
+CONNECT_TIMEOUT: Final = 10.0  # seconds a handshake may take on a loaded 2-core machine
+ECHO_TIMEOUT: Final = 10  # s: the echo servers' token (and slot) timeout; at 5 s, 1 handshake in
+# about 5 runs under the half-open flood on a loaded CI machine was still answering the challenge
 FRAME: Final = 0.02  # seconds between the frames of the clients that send every frame
 
 T = TypeVar("T", bound=SansIO)
@@ -270,6 +272,7 @@ class Target:
                 protocol_id=self.protocol_id,
                 client_id=client_id,
                 now=now,
+                timeout_seconds=ECHO_TIMEOUT,
             )
         else:
             token = make_token(
@@ -277,6 +280,7 @@ class Target:
                 client_id=client_id,
                 private_key=self.private_key,
                 protocol_id=self.protocol_id,
+                timeout_seconds=ECHO_TIMEOUT,
                 lagless=isinstance(client, Client),
             )
             client.connect(token, now)

@@ -77,7 +77,8 @@ from tests.soak.chaos_clients import (
 
 CHAOS_SECONDS: Final = float(os.environ.get("LAGLESS_CHAOS_SECONDS", "6"))
 SEED: Final = int(os.environ.get("LAGLESS_CHAOS_SEED", "11"))
-SETTLE: Final = 7.0  # seconds: the 5 s connection timeout of abandoned clients, plus margin
+SETTLE: Final = 7.0  # seconds: the 5 s connection timeout of abandoned VFC clients, plus margin
+ECHO_SETTLE: Final = 12.0  # seconds: the echo servers' 10 s token timeout, plus margin
 KEY: Final = bytes(range(32))
 MINE: Final = 32767  # object id of the final check; chaos ids stay below 32000
 STATS: Final = re.compile(r"clients (\d+) objects (\d+)")
@@ -295,7 +296,7 @@ def test_echo_servers_survive_chaos(tmp_path: Path, processes: list[ServerProces
                 for t in targets
             ]
         counts.extend(task.result() for task in tasks)
-        await asyncio.sleep(SETTLE)
+        await asyncio.sleep(ECHO_SETTLE)
         for server in (insecure, secure):
             _assert_healthy(server)
             assert _open_connections(server.stdout()) == set(), server.name
