@@ -83,15 +83,18 @@ async def serve(
         stop: set it (e.g. from a signal handler) to end the run cleanly.
     """
     sock = open_udp_socket(options.address, field="--port")
-    # the public address tokens must name is the one bound: with port 0 the kernel's choice
-    public = (options.address[0], int(sock.getsockname()[1]))
-    config = NetcodeServerConfig(
-        protocol_id=options.protocol_id,
-        private_key=None if options.insecure else options.private_key,
-        public_address=public,
-        max_clients=options.max_clients,
-        insecure=options.insecure,
-    )
+    try:
+        # the public address tokens must name is the one bound: with port 0 the kernel's choice
+        config = NetcodeServerConfig(
+            protocol_id=options.protocol_id,
+            private_key=None if options.insecure else options.private_key,
+            public_address=(options.address[0], int(sock.getsockname()[1])),
+            max_clients=options.max_clients,
+            insecure=options.insecure,
+        )
+    except BaseException:
+        sock.close()
+        raise
     unix_offset = time.time() - time.monotonic()
     obj: Server | NetcodeServer = (
         NetcodeServer(config=config, unix_time_offset=unix_offset)

@@ -23,7 +23,8 @@ Ambiguity decisions, pinned in ``tests/interest/test_server.py``:
 * Clients are named by the transport's never-reused connection ids, and a verb on a connection
   that has gone away is a no-op there, so a client that times out while the server is still
   telling it about another leaving client is no error, and every leave removes the client
-  from the policy: no ghosts (``test_server_robustness.py::test_clients_timing_out_together``).
+  from the policy: no ghosts
+  (``test_server_robustness.py::test_clients_timing_out_together_leave_no_ghosts``).
 * ``encoding="records"`` (default) sends the thesis's bitmap-compressed records;
   ``encoding="delta"`` sends each record as its quantised difference from the last value that
   client acknowledged (``Welcome`` tells the client which). Acknowledgement is at the application

@@ -125,8 +125,9 @@ class Client:
         afterwards (see `lagless.io.drive.pump`).
         """
         if self._connection is not None:
-            for payload in self._connection.payloads_to_send(self._now):
-                self.netcode.send_payload(payload)
+            payloads = self._connection.payloads_to_send(self._now)
+            if payloads:
+                self.netcode.send_payloads(payloads)
         self.netcode.disconnect()
         self._dispatch(self._now)
 

@@ -20,7 +20,8 @@ Decisions:
   carried by every server event). A verb on a connection that has gone away is a no-op that
   returns False: events of a freed slot may still be queued when the slot's next client
   connects, and a late echo must never reach that client
-  (``test_netcode_session.py::test_late_verbs_never_reach_the_next_client``). An id this server
+  (``test_server_robustness.py::test_late_echo_never_reaches_next_client``,
+  ``test_netcode_session.py::test_server_disconnect``). An id this server
   never issued is a programming error and raises ``LocalProtocolError``.
 * A wrapping layer that consumes payloads at once (``Server`` with a ``Connection`` per slot)
   passes a ``payload_sink`` and calls :meth:`NetcodeServer.deliver_directly` for such a slot:
@@ -135,9 +136,9 @@ class NetcodeServerConfig:
 
 
 class _Mapping:
-    """Keys of one source address (spec §10.2)."""
+    """Keys of one source address (spec §10.2); in the table only while the handshake is open."""
 
-    __slots__ = ("client_index", "expire_time", "last_access", "receive", "send", "timeout")
+    __slots__ = ("expire_time", "last_access", "receive", "send", "timeout")
 
     def __init__(
         self, send: PacketCipher | None, receive: PacketCipher | None, timeout: int, now: float
@@ -147,11 +148,8 @@ class _Mapping:
         self.timeout = timeout
         self.last_access = now
         self.expire_time = now + timeout if timeout >= 0 else -1.0
-        self.client_index = -1
 
     def expired(self, now: float) -> bool:
-        if self.client_index >= 0:
-            return False
         if self.timeout > 0 and self.last_access + self.timeout < now:
             return True
         return self.expire_time >= 0 and self.expire_time < now
@@ -284,11 +282,6 @@ class NetcodeServer(NetcodeEndpoint):
             LocalProtocolError: this server never issued ``connection_id``.
         """
         return self._live(connection_id) is not None
-
-    @property
-    def connection_ids(self) -> list[int]:
-        """Identities of the open connections, ascending."""
-        return sorted(self._by_connection)
 
     def deliver_directly(self, connection_id: int) -> None:
         """Hand this connection's payloads to the ``payload_sink`` as they are read.
@@ -639,8 +632,6 @@ class NetcodeServer(NetcodeEndpoint):
             self._deny(mapping.send, addr)
             return
         index = self._slots.index(None)
-        mapping.client_index = index
-        mapping.expire_time = -1.0
         del self._mappings[addr]  # the slot holds it now; the table keeps half-open ones only
         self._last_connection_id += 1
         slot = _Slot(index, self._last_connection_id, addr, challenge.client_id, mapping, now)

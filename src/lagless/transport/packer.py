@@ -141,10 +141,10 @@ class MessageLayer:
         self._reserve = [0, 0]  # shared by the reliable senders, see ReliableSender
         self.ready: deque[Ready] = deque()
         """``(channel, message_id, payload)`` for the application, in delivery order: what
-        `next_received` and `take_received` drain (an owner may also read and clear it)."""
+        `next_received` drains (an owner may also read and clear it)."""
         self.delivered: deque[Delivered] = deque()
         """``(channel, message_id)`` of reliable messages fully acked, oldest first: what
-        `next_delivered` and `take_delivered` drain (an owner may also read and clear it)."""
+        `next_delivered` drains (an owner may also read and clear it)."""
         self._reassembler = Reassembler(
             fragment_size=cfg.fragment_size,
             memory_limit=cfg.reassembly_memory_limit,
@@ -421,31 +421,12 @@ class MessageLayer:
         times = [t for s in self._reliable.values() if (t := s.next_resend_time()) is not None]
         return min(times, default=None)
 
-    @property
-    def delivered_waiting(self) -> bool:
-        """True when ``next_delivered`` has something to return."""
-        return bool(self.delivered)
-
-    @property
-    def received_waiting(self) -> bool:
-        """True when ``next_received`` has something to return."""
-        return bool(self.ready)
-
     def next_delivered(self) -> DeliveredMessage | None:
         """Return the next reliable message fully acked by the peer, or None."""
         if not self.delivered:
             return None
         channel, message_id = self.delivered.popleft()
         return DeliveredMessage(channel=channel, message_id=message_id)
-
-    def take_delivered(self) -> list[Delivered]:
-        """Return every ``(channel, message_id)`` fully acked since the last call, oldest first.
-
-        The batch form of `next_delivered` (no object per message).
-        """
-        delivered = list(self.delivered)
-        self.delivered.clear()
-        return delivered
 
     # ----------------------------------------------------------------------------- receiving
 
@@ -528,15 +509,6 @@ class MessageLayer:
             return None
         channel, message_id, payload = self.ready.popleft()
         return ReceivedMessage(channel=channel, message_id=message_id, payload=payload)
-
-    def take_received(self) -> list[Ready]:
-        """Return every ``(channel, message_id, payload)`` waiting, in delivery order.
-
-        The batch form of `next_received` (no object per message).
-        """
-        ready = list(self.ready)
-        self.ready.clear()
-        return ready
 
     def statistics(self) -> MessageLayerStatistics:
         """Return a snapshot of the counters."""

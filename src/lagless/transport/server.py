@@ -147,7 +147,7 @@ class Server:
         try:
             message_id = connection.send(channel, payload)
         except SendQueueFull:
-            self._drop_client(connection_id, ServerDisconnectReason.SEND_QUEUE_FULL)
+            self.disconnect(connection_id, ServerDisconnectReason.SEND_QUEUE_FULL)
             return None
         self._touched.add(connection_id)
         return message_id
@@ -308,7 +308,7 @@ class Server:
         connection = self._connections[connection_id]
         connection.receive_payload(payload, now)
         self._touched.add(connection_id)
-        self._events.extend(connection.take_events())
+        self._drain(connection)
         if connection.violation is not None:
             self._events.append(
                 ConnectionViolated(
@@ -318,10 +318,6 @@ class Server:
                 )
             )
             self.netcode.disconnect(connection_id, ServerDisconnectReason.PROTOCOL_VIOLATION)
-
-    def _drop_client(self, connection_id: int, reason: ServerDisconnectReason) -> None:
-        self.netcode.disconnect(connection_id, reason)
-        self._dispatch(self._now)
 
     def _dispatch(self, now: float) -> None:
         event = self.netcode.next_event()
