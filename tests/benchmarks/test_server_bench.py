@@ -7,7 +7,6 @@ The load generator itself (`Load`) is checked on a fake clock.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import shutil
@@ -22,21 +21,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "benchmarks" / "server.py"
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("lagless_bench_server", BENCH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def bench() -> ModuleType:
-    return _load()
 
 
 def _json(args: list[str]) -> dict[str, object]:

@@ -7,31 +7,14 @@ message cannot cost fewer than 100 bytes on the wire).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "transport.py"
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("lagless_bench_transport", BENCH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def bench() -> ModuleType:
-    return _load()
 
 
 @pytest.fixture(scope="module")
