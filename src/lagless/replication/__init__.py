@@ -1,0 +1,10 @@
+"""lagless.replication: network objects, ID pools, schemas, snapshots, delta, priority, RPC.
+
+The layer above ``transport``, ``interest``, ``smoothing`` and ``wire`` (DESIGN.md "Layers") that
+turns game objects into packets and back (spec 003 §5.3-§5.4, issue 13). Exports are kept in one
+sorted list below; every engineer adds names to it in sorted order.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []
