@@ -59,8 +59,9 @@ def goal_function(beta: float) -> float:
     Returns:
         A value in (0, 1]; 1 straight ahead, 0.291 at π/2, 0.0072 at π.
 
-    >>> round(goal_function(math.pi / 2), 3), round(goal_function(math.pi), 4)
-    (0.291, 0.0072)
+    Examples:
+        >>> round(goal_function(math.pi / 2), 3), round(goal_function(math.pi), 4)
+        (0.291, 0.0072)
     """
     return math.exp(-beta * beta / 2.0)
 
@@ -91,10 +92,11 @@ def selection_weights(
     Returns:
         (n,) float64 weights, each >= 0.
 
-    >>> w = selection_weights((0, 0, 0), (1, 0, 0), [[10, 0, 0], [-10, 0, 0]], [True, True],
-    ...                       [1.0, 1.0], [False, True], d_max=100.0)
-    >>> [round(float(x), 4) for x in w]
-    [2.4, 0.4072]
+    Examples:
+        >>> w = selection_weights((0, 0, 0), (1, 0, 0), [[10, 0, 0], [-10, 0, 0]], [True, True],
+        ...                       [1.0, 1.0], [False, True], d_max=100.0)
+        >>> [round(float(x), 4) for x in w]
+        [2.4, 0.4072]
     """
     a1, a2, a3, a4 = alphas
     pos = np.asarray(candidates, dtype=np.float64).reshape(-1, 3)

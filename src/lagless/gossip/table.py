@@ -56,8 +56,9 @@ def avatar_id_for(address: Address) -> int:
     Raises:
         LocalProtocolError: the host is not an IP literal or the port is out of range.
 
-    >>> avatar_id_for(("10.0.0.1", 4000))
-    1087723477
+    Examples:
+        >>> avatar_id_for(("10.0.0.1", 4000))
+        1087723477
     """
     host, port = address
     try:

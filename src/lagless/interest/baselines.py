@@ -75,12 +75,13 @@ class BroadcastPolicy(_BaselinePolicy):
 
     Every registered client is concerned by every shot (no filtering).
 
-    >>> b = BroadcastPolicy()
-    >>> c0, c1 = b.add_client(), b.add_client()
-    >>> o = b.add_object(owner=c0)
-    >>> b.update_received([o], [[0.0, 0.0]], None, now=0.0)
-    >>> b.round(0.0).pairs()
-    {(1, 0)}
+    Examples:
+        >>> b = BroadcastPolicy()
+        >>> c0, c1 = b.add_client(), b.add_client()
+        >>> o = b.add_object(owner=c0)
+        >>> b.update_received([o], [[0.0, 0.0]], None, now=0.0)
+        >>> b.round(0.0).pairs()
+        {(1, 0)}
     """
 
     def __init__(self, config: InterestConfig | None = None) -> None:
@@ -199,8 +200,9 @@ class GridPolicy(_ProximityPolicy):
         Returns:
             Cell coordinates, same shape.
 
-        >>> GridPolicy(10.0).cell_of([[0.0, 9.99], [-0.1, 10.0]]).tolist()
-        [[0, 0], [-1, 1]]
+        Examples:
+            >>> GridPolicy(10.0).cell_of([[0.0, 9.99], [-0.1, 10.0]]).tolist()
+            [[0, 0], [-1, 1]]
         """
         cells = np.floor(np.asarray(positions, dtype=np.float64) / self.cell_size)
         return cells.astype(np.int64)

@@ -167,8 +167,9 @@ _DECODER: Final = msgspec.msgpack.Decoder(Control)
 def encode_control(message: Control) -> bytes:
     """Encode a control message (MessagePack array with the tag first).
 
-    >>> encode_control(DelObject(object_id=5)).hex()
-    '920405'
+    Examples:
+        >>> encode_control(DelObject(object_id=5)).hex()
+        '920405'
     """
     return _ENCODER.encode(message)
 

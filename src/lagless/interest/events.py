@@ -41,9 +41,10 @@ def pivot_distance_squared(
     Returns:
         Squared distances in m², shape (clients,).
 
-    >>> pos = np.array([[[3.0, 4.0], [0.0, 1.0]]]); valid = np.array([[True, False]])
-    >>> pivot_distance_squared(pos, valid, np.zeros(2)).tolist()
-    [25.0]
+    Examples:
+        >>> pos = np.array([[[3.0, 4.0], [0.0, 1.0]]]); valid = np.array([[True, False]])
+        >>> pivot_distance_squared(pos, valid, np.zeros(2)).tolist()
+        [25.0]
     """
     delta = pivot_pos - point
     d2 = np.where(pivot_valid, dot(delta, delta), np.inf)
@@ -69,9 +70,10 @@ def within_radius(
     Raises:
         LocalProtocolError: radius is negative or NaN.
 
-    >>> pos = np.array([[[3.0, 4.0]], [[3.0, 4.1]]]); valid = np.ones((2, 1), dtype=bool)
-    >>> within_radius(pos, valid, np.zeros(2), 5.0).tolist()
-    [True, False]
+    Examples:
+        >>> pos = np.array([[[3.0, 4.0]], [[3.0, 4.1]]]); valid = np.ones((2, 1), dtype=bool)
+        >>> within_radius(pos, valid, np.zeros(2), 5.0).tolist()
+        [True, False]
     """
     if not radius >= 0.0:
         raise LocalProtocolError(f"radius must be >= 0 metres, got {radius!r}")

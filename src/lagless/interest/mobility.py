@@ -183,10 +183,11 @@ class BotsConfig:
 class Bots:
     """N avatars moving by random waypoints, vectorised (struct of arrays, SI units).
 
-    >>> import numpy as np
-    >>> bots = Bots(BotsConfig(count=4, map=get_map("wcd")), rng=np.random.default_rng(1))
-    >>> bots.step(0.033, rng=np.random.default_rng(2)); bots.positions.shape
-    (4, 3)
+    Examples:
+        >>> import numpy as np
+        >>> bots = Bots(BotsConfig(count=4, map=get_map("wcd")), rng=np.random.default_rng(1))
+        >>> bots.step(0.033, rng=np.random.default_rng(2)); bots.positions.shape
+        (4, 3)
     """
 
     def __init__(self, config: BotsConfig, *, rng: np.random.Generator) -> None:

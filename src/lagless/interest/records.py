@@ -161,10 +161,11 @@ def quantise_avatars(
     Returns:
         A structured array of dtype ``RECORD_DTYPE``, shape (n,).
 
-    >>> r = quantise_avatars([3], [[1.0, 2.0, 0.0]], [0.0], [0.0], [[0.0] * 3], [[0.0] * 3],
-    ...                      [PHYS_FLOOR], [0], [1])
-    >>> int(r["x"][0]), int(r["y"][0]), r.tobytes().hex()
-    (128, 256, '030080000001000000000000000000000000000000040001')
+    Examples:
+        >>> r = quantise_avatars([3], [[1.0, 2.0, 0.0]], [0.0], [0.0], [[0.0] * 3], [[0.0] * 3],
+        ...                      [PHYS_FLOOR], [0], [1])
+        >>> int(r["x"][0]), int(r["y"][0]), r.tobytes().hex()
+        (128, 256, '030080000001000000000000000000000000000000040001')
     """
     idv = np.asarray(ids, dtype=np.int64).reshape(-1)
     if idv.size and (idv.min() < 0 or idv.max() > 32767):
@@ -340,8 +341,9 @@ def pack_records(
     Returns:
         One compressed payload per datagram (empty list for no records).
 
-    >>> [p.hex() for p in pack_records(np.zeros(1, dtype=RECORD_DTYPE))]
-    ['03000000']
+    Examples:
+        >>> [p.hex() for p in pack_records(np.zeros(1, dtype=RECORD_DTYPE))]
+        ['03000000']
     """
     if not 1 <= per_datagram <= MAX_RECORDS_PER_DATAGRAM:
         raise LocalProtocolError(
@@ -382,8 +384,9 @@ def compressed_sizes(nonzero: npt.ArrayLike, starts: npt.ArrayLike) -> npt.NDArr
     Returns:
         Bytes of each datagram: ``1 + 3k + Σ nonzero`` (24-byte records, so m = 3k).
 
-    >>> compressed_sizes([20, 18, 19], [0, 2]).tolist()
-    [45, 23]
+    Examples:
+        >>> compressed_sizes([20, 18, 19], [0, 2]).tolist()
+        [45, 23]
     """
     nz = np.asarray(nonzero, dtype=np.int64)
     first = np.asarray(starts, dtype=np.intp)
@@ -496,8 +499,9 @@ def delta_datagram_starts(bits: npt.ArrayLike) -> npt.NDArray[np.intp]:
     Returns:
         Index of the first record of each datagram, ascending (empty for no records).
 
-    >>> delta_datagram_starts([4000, 4000, 4000, 100]).tolist()
-    [0, 2]
+    Examples:
+        >>> delta_datagram_starts([4000, 4000, 4000, 100]).tolist()
+        [0, 2]
     """
     b = np.asarray(bits, dtype=np.int64).reshape(-1)
     budget = 8 * MAX_DELTA_BYTES - _SEQ_BITS
@@ -517,8 +521,9 @@ def write_update_ack(ack: int, bits: int) -> bytes:
         ack: the newest datagram sequence decoded in full, 0-65535.
         bits: bit ``i`` set when datagram ``ack - 1 - i`` was decoded in full, 32 bits.
 
-    >>> write_update_ack(258, 1).hex()
-    '020101000000'
+    Examples:
+        >>> write_update_ack(258, 1).hex()
+        '020101000000'
     """
     if not 0 <= ack <= 0xFFFF or not 0 <= bits <= 0xFFFF_FFFF:
         raise LocalProtocolError(f"ack must be 0-65535 and bits 32-bit, got {ack}, {bits}")

@@ -94,15 +94,16 @@ class VfcConfig(InterestConfig):
 class VfcPolicy(PolicyCore):
     """The VFC4FPS Consistency Manager (spec 001 §2.5–2.8) over numpy arrays.
 
-    >>> import math
-    >>> from lagless.interest.view import Kappa
-    >>> view = View(radii=(math.inf,), kappa=((Kappa(theta=0.05),),))
-    >>> vfc = VfcPolicy(VfcConfig(default_view=view))
-    >>> a, b = vfc.add_client(), vfc.add_client()
-    >>> obj = vfc.add_object(owner=a)
-    >>> vfc.update_received([obj], [[1.0, 2.0]], None, now=0.0)
-    >>> vfc.round(0.0).pairs()
-    {(1, 0)}
+    Examples:
+        >>> import math
+        >>> from lagless.interest.view import Kappa
+        >>> view = View(radii=(math.inf,), kappa=((Kappa(theta=0.05),),))
+        >>> vfc = VfcPolicy(VfcConfig(default_view=view))
+        >>> a, b = vfc.add_client(), vfc.add_client()
+        >>> obj = vfc.add_object(owner=a)
+        >>> vfc.update_received([obj], [[1.0, 2.0]], None, now=0.0)
+        >>> vfc.round(0.0).pairs()
+        {(1, 0)}
     """
 
     def __init__(self, config: VfcConfig | None = None) -> None:

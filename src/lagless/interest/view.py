@@ -82,8 +82,9 @@ class Kappa:
         Returns:
             The κ in SI units (θ seconds, ν a fraction).
 
-        >>> Kappa.from_thesis(30, -1, 3)
-        Kappa(theta=0.03, sigma=inf, nu=0.03)
+        Examples:
+            >>> Kappa.from_thesis(30, -1, 3)
+            Kappa(theta=0.03, sigma=inf, nu=0.03)
         """
         return cls(
             theta=math.inf if theta_ms == -1 else theta_ms / 1000.0,
@@ -220,9 +221,10 @@ class View:
         Returns:
             ``(zone, band)`` integer arrays of shape (n,) (or 0-d for a single object).
 
-        >>> v = View(radii=(1.0, math.inf), kappa=((Kappa(),), (Kappa(),)))
-        >>> v.classify([0.0, 0.0], [1.0, 0.0], [[1.0, 0.0], [1.5, 0.0]])[0].tolist()
-        [0, 1]
+        Examples:
+            >>> v = View(radii=(1.0, math.inf), kappa=((Kappa(),), (Kappa(),)))
+            >>> v.classify([0.0, 0.0], [1.0, 0.0], [[1.0, 0.0], [1.5, 0.0]])[0].tolist()
+            [0, 1]
         """
         obj = np.asarray(obj_pos, dtype=np.float64)
         delta = obj - np.asarray(pivot_pos, dtype=np.float64)
@@ -244,8 +246,9 @@ def zone_index(d2: FloatArray, radii_squared: FloatArray) -> IntArray:
     Returns:
         Zone indices, same shape as d2.
 
-    >>> zone_index(np.array([1.0, 4.0, 4.01]), np.array([1.0, 4.0, np.inf])).tolist()
-    [0, 1, 2]
+    Examples:
+        >>> zone_index(np.array([1.0, 4.0, 4.01]), np.array([1.0, 4.0, np.inf])).tolist()
+        [0, 1, 2]
     """
     return np.searchsorted(radii_squared, d2, side="left").astype(np.intp)
 
@@ -278,8 +281,9 @@ def dot(a: FloatArray, b: FloatArray) -> FloatArray:
     Returns:
         Array of shape (...).
 
-    >>> dot(np.array([[3.0, 4.0]]), np.array([[3.0, 4.0]])).tolist()
-    [25.0]
+    Examples:
+        >>> dot(np.array([[3.0, 4.0]]), np.array([[3.0, 4.0]])).tolist()
+        [25.0]
     """
     total = a[..., 0] * b[..., 0]
     for i in range(1, a.shape[-1]):
@@ -297,8 +301,9 @@ def band_index(cosine: FloatArray, cos_half: FloatArray) -> IntArray:
     Returns:
         Band indices, same shape as cosine.
 
-    >>> band_index(np.array([1.0, 0.0, -1.0]), np.array([0.0, -1.0])).tolist()
-    [0, 0, 1]
+    Examples:
+        >>> band_index(np.array([1.0, 0.0, -1.0]), np.array([0.0, -1.0])).tolist()
+        [0, 0, 1]
     """
     band = np.zeros(np.shape(cosine), dtype=np.intp)
     for edge in cos_half[:-1]:

@@ -82,8 +82,9 @@ def compare(result: Result) -> list[Comparison]:
 def format_value(value: JSONValue) -> str:
     """Format a value for Markdown or a terminal table.
 
-    >>> format_value(2 / 3), format_value(None), format_value(12), format_value(True)
-    ('0.666667', '—', '12', 'true')
+    Examples:
+        >>> format_value(2 / 3), format_value(None), format_value(12), format_value(True)
+        ('0.666667', '—', '12', 'true')
     """
     if value is None:
         return MISSING

@@ -76,10 +76,11 @@ def check_name(name: object, what: str, error: type[LaglessError] = LocalProtoco
 def round_float(value: float) -> float | None:
     """Round ``value`` to ``SIGNIFICANT_DIGITS`` significant digits; ``None`` if not finite.
 
-    >>> round_float(2.0 / 3.0)
-    0.6666666667
-    >>> round_float(float("nan")) is None
-    True
+    Examples:
+        >>> round_float(2.0 / 3.0)
+        0.6666666667
+        >>> round_float(float("nan")) is None
+        True
     """
     if not math.isfinite(value):
         return None

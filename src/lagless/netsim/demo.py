@@ -89,8 +89,9 @@ class DemoResult:
 def lost_runs(lost: np.ndarray) -> np.ndarray:
     """Return the lengths of runs of ``True`` in a boolean array (e.g. lost sequence numbers).
 
-    >>> lost_runs(np.array([True, False, True, True, False, True])).tolist()
-    [1, 2, 1]
+    Examples:
+        >>> lost_runs(np.array([True, False, True, True, False, True])).tolist()
+        [1, 2, 1]
     """
     edges = np.diff(np.concatenate(([0], lost.astype(np.int8), [0])))
     return np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)

@@ -426,11 +426,12 @@ class BitWriter(_Sink):
     Values accumulate in a Python-int scratch word that is flushed eight bytes at a time, so
     there is no per-bit loop.
 
-    >>> w = BitWriter()
-    >>> w.serialize_bits(0b101, 3), w.serialize_range(7, 0, 100), w.serialize_bool(True)
-    (5, 7, True)
-    >>> w.bits_written, w.getvalue().hex()
-    (11, '3d04')
+    Examples:
+        >>> w = BitWriter()
+        >>> w.serialize_bits(0b101, 3), w.serialize_range(7, 0, 100), w.serialize_bool(True)
+        (5, 7, True)
+        >>> w.bits_written, w.getvalue().hex()
+        (11, '3d04')
     """
 
     __slots__ = ("_buf", "_scratch", "_scratch_bits")
@@ -489,11 +490,12 @@ class BitWriter(_Sink):
 class BitCounter(_Sink):
     """Measure the size a ``BitWriter`` would produce, validating the same way, writing nothing.
 
-    >>> c = BitCounter()
-    >>> c.serialize_float(1.0, 0.0, 1000.0, 0.01), c.serialize_varint(300)
-    (1.0, 300)
-    >>> c.bits_written, c.bytes_written
-    (33, 5)
+    Examples:
+        >>> c = BitCounter()
+        >>> c.serialize_float(1.0, 0.0, 1000.0, 0.01), c.serialize_varint(300)
+        (1.0, 300)
+        >>> c.bits_written, c.bytes_written
+        (33, 5)
     """
 
     __slots__ = ("_bits",)
@@ -533,11 +535,12 @@ class BitReader(_Stream):
     Args:
         data: The bytes to read.
 
-    >>> r = BitReader(bytes.fromhex("3d04"))
-    >>> r.serialize_bits(0, 3), r.serialize_range(0, 0, 100), r.serialize_bool(False)
-    (5, 7, True)
-    >>> r.bits_remaining
-    5
+    Examples:
+        >>> r = BitReader(bytes.fromhex("3d04"))
+        >>> r.serialize_bits(0, 3), r.serialize_range(0, 0, 100), r.serialize_bool(False)
+        (5, 7, True)
+        >>> r.bits_remaining
+        5
     """
 
     __slots__ = ("_data", "_pos", "_scratch", "_scratch_bits")
@@ -689,8 +692,9 @@ def pack_bit_columns(columns: Sequence[npt.ArrayLike], bits: Sequence[int]) -> b
     Raises:
         LocalProtocolError: Mismatched lengths, bad widths, or a value that does not fit.
 
-    >>> pack_bit_columns([np.array([1, 2]), np.array([3, 0])], [3, 2]).hex()
-    '5900'
+    Examples:
+        >>> pack_bit_columns([np.array([1, 2]), np.array([3, 0])], [3, 2]).hex()
+        '5900'
     """
     widths = _check_widths(bits)
     if len(columns) != len(widths):
@@ -730,8 +734,9 @@ def unpack_bit_columns(
         LocalProtocolError: Bad ``count`` or widths.
         DecodeError: ``data`` has the wrong length or non-zero padding bits.
 
-    >>> [c.tolist() for c in unpack_bit_columns(bytes.fromhex("5900"), 2, [3, 2])]
-    [[1, 2], [3, 0]]
+    Examples:
+        >>> [c.tolist() for c in unpack_bit_columns(bytes.fromhex("5900"), 2, [3, 2])]
+        [[1, 2], [3, 0]]
     """
     widths = _check_widths(bits)
     if count < 0:

@@ -51,8 +51,9 @@ def varint_size(value: int) -> int:
     Raises:
         LocalProtocolError: ``value`` is negative or does not fit in 64 bits.
 
-    >>> [varint_size(v) for v in (0, 127, 128, 16383, 16384, 2**64 - 1)]
-    [1, 1, 2, 2, 3, 10]
+    Examples:
+        >>> [varint_size(v) for v in (0, 127, 128, 16383, 16384, 2**64 - 1)]
+        [1, 1, 2, 2, 3, 10]
     """
     if value < 0 or value >= _U64_LIMIT:
         raise LocalProtocolError(f"varint value must be in [0, 2**64), got {value}")
@@ -73,13 +74,14 @@ class Buffer:
     Raises:
         LocalProtocolError: ``capacity`` is negative or smaller than ``len(data)``.
 
-    >>> buf = Buffer()
-    >>> buf.push_u16(0x1234); buf.push_varint(300)
-    >>> buf.data.hex()
-    '3412ac02'
-    >>> reader = Buffer(data=buf.data)
-    >>> reader.pull_u16(), reader.pull_varint(), reader.eof()
-    (4660, 300, True)
+    Examples:
+        >>> buf = Buffer()
+        >>> buf.push_u16(0x1234); buf.push_varint(300)
+        >>> buf.data.hex()
+        '3412ac02'
+        >>> reader = Buffer(data=buf.data)
+        >>> reader.pull_u16(), reader.pull_varint(), reader.eof()
+        (4660, 300, True)
     """
 
     __slots__ = ("_capacity", "_data", "_end", "_pos")

@@ -59,8 +59,9 @@ def zero_bitmap_compressed_size(data: bytes) -> int:
     Returns:
         Size in bytes of ``zero_bitmap_compress(data)``.
 
-    >>> zero_bitmap_compressed_size(bytes(24)), zero_bitmap_compressed_size(b"\\x01" * 24)
-    (4, 28)
+    Examples:
+        >>> zero_bitmap_compressed_size(bytes(24)), zero_bitmap_compressed_size(b"\\x01" * 24)
+        (4, 28)
     """
     return 1 + (len(data) + 7) // 8 + len(data) - data.count(0)
 
@@ -77,10 +78,11 @@ def zero_bitmap_compress(data: bytes) -> bytes:
     Raises:
         LocalProtocolError: ``data`` is longer than 2040 bytes.
 
-    >>> zero_bitmap_compress(bytes([0, 5, 0, 0, 0, 0, 0, 7]))
-    b'\\x01\\x82\\x05\\x07'
-    >>> zero_bitmap_compress(bytes([9, 0, 0, 0, 0, 0, 0, 0, 0, 3])).hex()
-    '0201020903'
+    Examples:
+        >>> zero_bitmap_compress(bytes([0, 5, 0, 0, 0, 0, 0, 7]))
+        b'\\x01\\x82\\x05\\x07'
+        >>> zero_bitmap_compress(bytes([9, 0, 0, 0, 0, 0, 0, 0, 0, 3])).hex()
+        '0201020903'
     """
     data = bytes(data)
     n = len(data)
@@ -116,10 +118,11 @@ def zero_bitmap_decompress(data: bytes, length: int | None = None) -> bytes:
         DecodeError: Empty or truncated input, extra trailing bytes, ``length`` not matching
             ``m``, or a non-zero byte flagged in the padding past ``length``.
 
-    >>> zero_bitmap_decompress(b'\\x01\\x82\\x05\\x07')
-    b'\\x00\\x05\\x00\\x00\\x00\\x00\\x00\\x07'
-    >>> zero_bitmap_decompress(bytes.fromhex('0201020903'), length=10).hex()
-    '09000000000000000003'
+    Examples:
+        >>> zero_bitmap_decompress(b'\\x01\\x82\\x05\\x07')
+        b'\\x00\\x05\\x00\\x00\\x00\\x00\\x00\\x07'
+        >>> zero_bitmap_decompress(bytes.fromhex('0201020903'), length=10).hex()
+        '09000000000000000003'
     """
     if length is not None and length < 0:
         raise LocalProtocolError(f"length must be >= 0 or None, got {length}")

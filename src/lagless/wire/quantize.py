@@ -80,8 +80,9 @@ def quantization_steps(lo: float, hi: float, resolution: float) -> int:
     Raises:
         LocalProtocolError: Non-finite bounds, ``hi < lo`` or ``resolution <= 0``.
 
-    >>> quantization_steps(0.0, 1000.0, 0.01), quantization_steps(-50.0, 50.0, 0.01)
-    (100000, 10000)
+    Examples:
+        >>> quantization_steps(0.0, 1000.0, 0.01), quantization_steps(-50.0, 50.0, 0.01)
+        (100000, 10000)
     """
     if not (math.isfinite(lo) and math.isfinite(hi) and hi >= lo):
         raise LocalProtocolError(f"range must be finite with hi >= lo, got lo={lo}, hi={hi}")
@@ -109,10 +110,11 @@ def bits_for_range(lo: float, hi: float, resolution: float) -> int:
     Raises:
         LocalProtocolError: Invalid range or resolution.
 
-    >>> bits_for_range(0.0, 1000.0, 0.01), bits_for_range(-50.0, 50.0, 0.01)
-    (17, 14)
-    >>> bits_for_range(0, 100, 1)  # spec 004 §3.3.1: an integer in 0..100 needs 7 bits
-    7
+    Examples:
+        >>> bits_for_range(0.0, 1000.0, 0.01), bits_for_range(-50.0, 50.0, 0.01)
+        (17, 14)
+        >>> bits_for_range(0, 100, 1)  # spec 004 §3.3.1: an integer in 0..100 needs 7 bits
+        7
     """
     return quantization_steps(lo, hi, resolution).bit_length()
 
@@ -135,10 +137,11 @@ def quantize(value: float, lo: float, hi: float, resolution: float) -> int:
     Raises:
         LocalProtocolError: ``value`` is NaN, or the range/resolution is invalid.
 
-    >>> q = quantize(123.456, 0.0, 1000.0, 0.01); q
-    12346
-    >>> abs(dequantize(q, 0.0, 1000.0, 0.01) - 123.456) <= 0.01 / 2
-    True
+    Examples:
+        >>> q = quantize(123.456, 0.0, 1000.0, 0.01); q
+        12346
+        >>> abs(dequantize(q, 0.0, 1000.0, 0.01) - 123.456) <= 0.01 / 2
+        True
     """
     n = quantization_steps(lo, hi, resolution)
     if value != value:
@@ -165,8 +168,9 @@ def dequantize(q: int, lo: float, hi: float, resolution: float) -> float:
     Raises:
         LocalProtocolError: Invalid range or resolution.
 
-    >>> dequantize(100000, 0.0, 1000.0, 0.01), dequantize(5000, -50.0, 50.0, 0.01)
-    (1000.0, 0.0)
+    Examples:
+        >>> dequantize(100000, 0.0, 1000.0, 0.01), dequantize(5000, -50.0, 50.0, 0.01)
+        (1000.0, 0.0)
     """
     n = quantization_steps(lo, hi, resolution)
     q = min(max(q, 0), n)
@@ -208,13 +212,15 @@ def quantize_array(
     Raises:
         LocalProtocolError: Any value is NaN; invalid range, resolution or ``out``.
 
-    >>> codes = quantize_array(np.array([-1.0, 0.004, 0.005, 999.999, 2000.0]), 0.0, 1000.0, 0.01)
-    >>> codes.tolist()
-    [0, 0, 1, 100000, 100000]
-    >>> v = np.linspace(0.0, 1000.0, 1001)
-    >>> bool(np.all(np.abs(dequantize_array(quantize_array(v, 0, 1000, 0.01), 0, 1000, 0.01) - v)
-    ...          <= 0.005 + 1e-9))
-    True
+    Examples:
+        >>> values = np.array([-1.0, 0.004, 0.005, 999.999, 2000.0])
+        >>> codes = quantize_array(values, 0.0, 1000.0, 0.01)
+        >>> codes.tolist()
+        [0, 0, 1, 100000, 100000]
+        >>> v = np.linspace(0.0, 1000.0, 1001)
+        >>> back = dequantize_array(quantize_array(v, 0, 1000, 0.01), 0, 1000, 0.01)
+        >>> bool(np.all(np.abs(back - v) <= 0.005 + 1e-9))
+        True
     """
     n = quantization_steps(lo, hi, resolution)
     dtype = _code_dtype(out, n.bit_length())
@@ -257,8 +263,9 @@ def dequantize_array(
     Raises:
         LocalProtocolError: Invalid range or resolution.
 
-    >>> dequantize_array(np.array([0, 12346, 100000, 200000]), 0.0, 1000.0, 0.01).tolist()
-    [0.0, 123.46000000000001, 1000.0, 1000.0]
+    Examples:
+        >>> dequantize_array(np.array([0, 12346, 100000, 200000]), 0.0, 1000.0, 0.01).tolist()
+        [0.0, 123.46000000000001, 1000.0, 1000.0]
     """
     n = quantization_steps(lo, hi, resolution)
     q = np.asarray(codes)
@@ -292,8 +299,9 @@ def quantize_angle(theta: float, bits: int) -> int:
     Raises:
         LocalProtocolError: ``theta`` is not finite or ``bits`` is out of range.
 
-    >>> quantize_angle(math.pi, 10), quantize_angle(-math.pi / 2, 10), quantize_angle(6.2831, 10)
-    (512, 768, 0)
+    Examples:
+        >>> [quantize_angle(a, 10) for a in (math.pi, -math.pi / 2, 6.2831)]
+        [512, 768, 0]
     """
     size = _check_angle_bits(bits)
     if not math.isfinite(theta):
@@ -316,8 +324,9 @@ def dequantize_angle(q: int, bits: int) -> float:
     Raises:
         LocalProtocolError: ``bits`` is out of range.
 
-    >>> dequantize_angle(512, 10) == math.pi
-    True
+    Examples:
+        >>> dequantize_angle(512, 10) == math.pi
+        True
     """
     size = _check_angle_bits(bits)
     return (q % size) * TWO_PI / size
@@ -339,8 +348,9 @@ def quantize_angle_array(
     Raises:
         LocalProtocolError: Any angle is not finite; invalid ``bits`` or ``out``.
 
-    >>> quantize_angle_array(np.array([0.0, math.pi, -math.pi / 2, 7.0]), 10).tolist()
-    [0, 512, 768, 117]
+    Examples:
+        >>> quantize_angle_array(np.array([0.0, math.pi, -math.pi / 2, 7.0]), 10).tolist()
+        [0, 512, 768, 117]
     """
     size = _check_angle_bits(bits)
     dtype = _code_dtype(out, bits)
@@ -374,9 +384,10 @@ def dequantize_angle_array(
     Raises:
         LocalProtocolError: ``bits`` is out of range.
 
-    >>> angles = dequantize_angle_array(np.array([0, 256, 1024 + 512]), 10)
-    >>> angles.tolist() == [0.0, math.pi / 2, math.pi]
-    True
+    Examples:
+        >>> angles = dequantize_angle_array(np.array([0, 256, 1024 + 512]), 10)
+        >>> angles.tolist() == [0.0, math.pi / 2, math.pi]
+        True
     """
     size = _check_angle_bits(bits)
     q = np.mod(np.asarray(codes, dtype=np.uint64), np.uint64(size))
@@ -406,8 +417,9 @@ def quaternion_error_bound(bits_per_component: int = 10) -> float:
     Raises:
         LocalProtocolError: ``bits_per_component`` is out of range.
 
-    >>> round(quaternion_error_bound(10), 6)
-    0.004154
+    Examples:
+        >>> round(quaternion_error_bound(10), 6)
+        0.004154
     """
     eps = _QUAT_RANGE / _check_quat_bits(bits_per_component)
     return 6.0 * eps + 6.0 * eps * eps
@@ -432,13 +444,14 @@ def pack_quaternion_smallest_three(
     Raises:
         LocalProtocolError: Wrong length, non-finite or zero-norm input, or bad ``b``.
 
-    >>> code = pack_quaternion_smallest_three((0.5, 0.5, -0.5, 0.5))
-    >>> code < 2**32
-    True
-    >>> err = max(abs(a - b) for a, b in zip(unpack_quaternion_smallest_three(code),
-    ...                                      (0.5, 0.5, -0.5, 0.5)))
-    >>> err <= quaternion_error_bound(10)
-    True
+    Examples:
+        >>> code = pack_quaternion_smallest_three((0.5, 0.5, -0.5, 0.5))
+        >>> code < 2**32
+        True
+        >>> err = max(abs(a - b) for a, b in zip(unpack_quaternion_smallest_three(code),
+        ...                                      (0.5, 0.5, -0.5, 0.5)))
+        >>> err <= quaternion_error_bound(10)
+        True
     """
     arr = np.asarray(q, dtype=np.float64)
     if arr.shape != (4,):
@@ -466,9 +479,11 @@ def unpack_quaternion_smallest_three(
     Raises:
         LocalProtocolError: Bad ``b``.
 
-    >>> w, x, y, z = unpack_quaternion_smallest_three(pack_quaternion_smallest_three((1, 0, 0, 0)))
-    >>> (w, abs(x) < 1e-3, abs(y) < 1e-3, abs(z) < 1e-3)
-    (1.0, True, True, True)
+    Examples:
+        >>> packed = pack_quaternion_smallest_three((1, 0, 0, 0))
+        >>> w, x, y, z = unpack_quaternion_smallest_three(packed)
+        >>> (w, abs(x) < 1e-3, abs(y) < 1e-3, abs(z) < 1e-3)
+        (1.0, True, True, True)
     """
     result = unpack_quaternions_smallest_three(
         np.array([code & ((1 << 64) - 1)], dtype=np.uint64), bits_per_component
@@ -495,8 +510,9 @@ def pack_quaternions_smallest_three(
     Raises:
         LocalProtocolError: Wrong shape, non-finite or zero-norm rows, or bad ``b``.
 
-    >>> pack_quaternions_smallest_three(np.array([[1.0, 0, 0, 0], [0, 0, 0, -2.0]])).tolist()
-    [536346111, 3757571583]
+    Examples:
+        >>> pack_quaternions_smallest_three(np.array([[1.0, 0, 0, 0], [0, 0, 0, -2.0]])).tolist()
+        [536346111, 3757571583]
     """
     levels = _check_quat_bits(bits_per_component)
     arr = np.asarray(q, dtype=np.float64)
@@ -540,8 +556,9 @@ def unpack_quaternions_smallest_three(
     Raises:
         LocalProtocolError: Bad ``b``.
 
-    >>> unpack_quaternions_smallest_three(np.array([536346111]))[0].round(3).tolist()
-    [1.0, 0.0, 0.0, 0.0]
+    Examples:
+        >>> unpack_quaternions_smallest_three(np.array([536346111]))[0].round(3).tolist()
+        [1.0, 0.0, 0.0, 0.0]
     """
     levels = _check_quat_bits(bits_per_component)
     c = np.asarray(codes).astype(np.uint64).reshape(-1)

@@ -41,12 +41,13 @@ def seq_diff(a: int, b: int, bits: int = 16) -> int:
     Raises:
         LocalProtocolError: ``bits`` outside 1..64.
 
-    >>> seq_diff(1, 65535)
-    2
-    >>> seq_diff(65535, 1)
-    -2
-    >>> seq_diff(0, 32768)
-    32768
+    Examples:
+        >>> seq_diff(1, 65535)
+        2
+        >>> seq_diff(65535, 1)
+        -2
+        >>> seq_diff(0, 32768)
+        32768
     """
     mask = _check_bits(bits)
     d = (a - b) & mask
@@ -65,10 +66,11 @@ def seq_greater(a: int, b: int, bits: int = 16) -> bool:
     Returns:
         ``seq_diff(a, b, bits) > 0``.
 
-    >>> seq_greater(0, 65535)
-    True
-    >>> seq_greater(65535, 0)
-    False
+    Examples:
+        >>> seq_greater(0, 65535)
+        True
+        >>> seq_greater(65535, 0)
+        False
     """
     return seq_diff(a, b, bits) > 0
 
@@ -84,8 +86,9 @@ def seq_less(a: int, b: int, bits: int = 16) -> bool:
     Returns:
         ``seq_greater(b, a, bits)``.
 
-    >>> seq_less(65535, 0)
-    True
+    Examples:
+        >>> seq_less(65535, 0)
+        True
     """
     return seq_greater(b, a, bits)
 
@@ -101,9 +104,10 @@ def seq_add(a: int, n: int, bits: int = 16) -> int:
     Returns:
         The wrapped sum.
 
-    >>> seq_add(65535, 1)
-    0
-    >>> seq_add(0, -1, bits=8)
-    255
+    Examples:
+        >>> seq_add(65535, 1)
+        0
+        >>> seq_add(0, -1, bits=8)
+        255
     """
     return (a + n) & _check_bits(bits)
