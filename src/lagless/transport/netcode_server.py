@@ -5,6 +5,10 @@ dispatch §10.3, token-reuse history §10.4, responses §10.5, connected clients
 amplification rules of §11. The "raw" mode: payloads are the application's own datagrams.
 Decisions:
 
+* A server behind a proxy or NAT is dialled at an address other than the one it binds: the
+  config lists those as ``extra_public_addresses`` and a token naming any one of the server's
+  public addresses passes step 8 of §10.1, as the reference server's address list does
+  (``tests/cli/test_secure_proxy.py``).
 * Token expiry needs Unix time while ``now`` is monotonic: the constructor takes
   ``unix_time_offset`` (``unix = now + unix_time_offset``), set once by the driver
   (``test_netcode_session.py::test_expired_token``).
@@ -100,6 +104,9 @@ class NetcodeServerConfig:
     """32-byte key shared with the token backend; required unless ``insecure``."""
     public_address: Address
     """The address clients dial; must equal one of a token's addresses (spec §10.1 step 8)."""
+    extra_public_addresses: tuple[Address, ...] = ()
+    """Further addresses clients may dial to reach this server (e.g. a proxy or NAT in front of
+    it); a token naming any of them, or ``public_address``, is accepted (spec §10.1 step 8)."""
     max_clients: int = MAX_CLIENTS  # netcode NETCODE_MAX_CLIENTS
     """Number of slots, in [1, 256]."""
     keep_alive_interval: float = PACKET_SEND_INTERVAL  # seconds; netcode 10 Hz send rate
@@ -122,10 +129,11 @@ class NetcodeServerConfig:
         if not self.insecure and (self.private_key is None or len(self.private_key) != KEY_BYTES):
             raise ConfigError("private_key must be 32 bytes (or set insecure=True)")
         if not self.insecure:
-            try:
-                normalize_address(self.public_address)
-            except LocalProtocolError as error:
-                raise ConfigError(f"public_address: {error}") from None
+            for address in (self.public_address, *self.extra_public_addresses):
+                try:
+                    normalize_address(address)
+                except LocalProtocolError as error:
+                    raise ConfigError(f"public address {address!r}: {error}") from None
         if not 1 <= self.max_clients <= MAX_CLIENTS:
             raise ConfigError(f"max_clients must be in [1, {MAX_CLIENTS}], got {self.max_clients}")
         if not (math.isfinite(self.keep_alive_interval) and self.keep_alive_interval > 0):
@@ -222,8 +230,10 @@ class NetcodeServer(NetcodeEndpoint):
         )
         self._config = config
         self._unix_offset = unix_time_offset
-        self._public_address = (
-            config.public_address if config.insecure else normalize_address(config.public_address)
+        self._public_addresses = frozenset(
+            (config.public_address, *config.extra_public_addresses)
+            if config.insecure
+            else map(normalize_address, (config.public_address, *config.extra_public_addresses))
         )
         self._challenge_cipher = PacketCipher(random_bytes(KEY_BYTES))
         self._challenge_sequence = 0
@@ -437,7 +447,7 @@ class NetcodeServer(NetcodeEndpoint):
             self._drop(result, addr)
         elif isinstance(result, VerifiedRequest):
             token = result.token
-            if self._public_address not in token.server_addresses:
+            if self._public_addresses.isdisjoint(token.server_addresses):
                 self._drop(DropReason.SERVER_ADDRESS_NOT_IN_TOKEN, addr)
                 return
             self._process_request(
