@@ -7,4 +7,18 @@ sorted list below; every engineer adds names to it in sorted order.
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from lagless.replication.ids import NO_ID as NO_ID
+from lagless.replication.ids import IdOverflowError as IdOverflowError
+from lagless.replication.ids import IdPool as IdPool
+from lagless.replication.ids import IdRef as IdRef
+from lagless.replication.ids import IdState as IdState
+from lagless.replication.ids import IdTakenError as IdTakenError
+
+__all__ = [
+    "NO_ID",
+    "IdOverflowError",
+    "IdPool",
+    "IdRef",
+    "IdState",
+    "IdTakenError",
+]
