@@ -1,4 +1,4 @@
-"""Runs the doctests of the lab modules that carry examples (rounding and number formatting)."""
+"""Runs the doctests of the lab modules that carry examples (rounding, formatting, plot styles)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("name", ["result", "report"])
+@pytest.mark.parametrize("name", ["plots", "result", "report"])
 def test_doctests(name: str) -> None:
     module = importlib.import_module(f"lagless.lab.{name}")
     result = doctest.testmod(module)
