@@ -138,6 +138,7 @@ def test_rate_grows_only_while_held_back() -> None:
     capped = CongestionController(now=T0, config=CongestionConfig(max_send_rate=40.0))
     for k in range(1, 20):
         capped.on_held_back()
+        capped.on_acked(3, GOOD[0])
         capped.on_statistics(*GOOD, T0 + 0.06 * k)
     assert capped.send_rate == 40.0
 
@@ -160,11 +161,12 @@ def test_slow_start_doubles_until_the_first_loss() -> None:
     cc = CongestionController(now=T0, config=CongestionConfig(good_send_rate=100.0))
     assert cc.slow_start
     t = T0
-    for _ in range(5):  # five held-back round trips of 50 ms
+    for _ in range(5):  # five held-back round trips of 50 ms, each acking a full window
         cc.on_held_back()
+        cc.on_acked(round(cc.send_rate * GOOD[0]), GOOD[0])
         t += 0.06
         cc.on_statistics(*GOOD, t)
-    assert cc.send_rate == pytest.approx(3200.0)
+    assert cc.send_rate == pytest.approx(3200.0)  # a doubling per round trip
     cc.on_loss(t - 0.01, t)
     assert cc.send_rate == pytest.approx(1600.0)
     assert not cc.slow_start
@@ -202,3 +204,26 @@ def test_spurious_loss_undoes_its_decrease() -> None:
     assert cc.slow_start
     cc.on_spurious_loss(7)  # once only
     assert cc.send_rate == 400.0
+
+
+def test_slow_start_grows_per_acked_packet() -> None:
+    cc = CongestionController(now=T0, config=CongestionConfig(good_send_rate=90.0))
+    cc.on_acked(16, 0.002)  # not held back: an app-limited sender never grows
+    assert cc.send_rate == 90.0
+    cc.on_held_back()
+    cc.on_acked(16, 0.002)  # one batch of acks, not a round trip: 16 / 2 ms = +8000 packets/s
+    assert cc.send_rate == pytest.approx(8090.0)
+    cc.on_acked(4, 0.0001)  # a sub-millisecond RTT counts as 1 ms
+    assert cc.send_rate == pytest.approx(12090.0)
+    cc.on_acked(1000, 0.001)
+    assert cc.send_rate == 50_000.0  # the ceiling
+    cc.on_loss(T0 + 0.01, T0 + 0.02)
+    assert not cc.slow_start
+    rate = cc.send_rate
+    cc.on_held_back()
+    cc.on_acked(16, 0.002)  # after slow start acks no longer add to the rate
+    assert cc.send_rate == rate
+    bad = CongestionController(now=T0, config=CongestionConfig(initial_mode=CongestionMode.BAD))
+    bad.on_held_back()
+    bad.on_acked(16, 0.002)
+    assert bad.send_rate == bad.config.bad_send_rate

@@ -672,6 +672,7 @@ class Connection:
         ack_only = self._ack_only
         acked_bytes = 0
         acked = 0  # acked outcomes not yet given to the loss estimator (in one batch)
+        paced = 0  # acked payloads that took a pacing token (slow start grows by them)
         on_packet_acked = messages.on_packet_acked
         for sequence, send_time, size, _, lost in outcomes:
             if ack_only:
@@ -682,6 +683,7 @@ class Connection:
                 ack_only_packet = False
             if not lost:
                 acked += 1
+                paced += not ack_only_packet
                 on_packet_acked(sequence)
                 acked_bytes += size
                 if packet_events:
@@ -718,6 +720,8 @@ class Connection:
         rtt = self._rtt
         if rtt.samples:
             congestion = self._congestion
+            if paced:
+                congestion.on_acked(paced, rtt.rtt)
             congestion.on_statistics(rtt.rtt, loss.loss, now, rtt.rtt_min)
             good = congestion.mode is CongestionMode.GOOD
             if rtt.samples != self._rtt_samples or good is not self._resend_good:
