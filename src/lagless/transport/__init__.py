@@ -33,6 +33,10 @@ from lagless.transport.connection import Connection as Connection
 from lagless.transport.connection import ConnectionConfig as ConnectionConfig
 from lagless.transport.connection import ConnectionStatistics as ConnectionStatistics
 from lagless.transport.connection import PayloadDropReason as PayloadDropReason
+from lagless.transport.constants import RELIABLE as RELIABLE
+from lagless.transport.constants import RELIABLE_UNORDERED as RELIABLE_UNORDERED
+from lagless.transport.constants import UNRELIABLE as UNRELIABLE
+from lagless.transport.constants import UNRELIABLE_SEQUENCED as UNRELIABLE_SEQUENCED
 from lagless.transport.crypto import PacketCipher as PacketCipher
 from lagless.transport.drops import DropReason as DropReason
 from lagless.transport.drops import NetcodeStatistics as NetcodeStatistics
@@ -100,6 +104,10 @@ from lagless.transport.token import write_private_token as write_private_token
 __all__ = [
     "CLIENT_TRANSITIONS",
     "LAGLESS_MARK",
+    "RELIABLE",
+    "RELIABLE_UNORDERED",
+    "UNRELIABLE",
+    "UNRELIABLE_SEQUENCED",
     "AckConfig",
     "AckHeader",
     "AckTracker",

@@ -39,3 +39,14 @@ SERVER_GLOBAL_SEQUENCE_START: Final = 1 << 63  # first sequence of challenge/den
 CHALLENGE_BODY_BYTES: Final = 8 + CHALLENGE_TOKEN_BYTES  # bytes, challenge/response body
 KEEP_ALIVE_BODY_BYTES: Final = 8  # bytes, client index + max clients
 NEVER_EXPIRES: Final = (1 << 64) - 1  # expire timestamp of a token made with expire_seconds < 0
+
+# lagless, not netcode: indices of the default channels (``config.DEFAULT_CHANNELS``), so that
+# ``client.send(RELIABLE, data)`` reads as what it does (pinned by tests/cli/test_readme.py).
+RELIABLE: Final = 0  # channel 0: reliable, ordered
+"""Default channel 0: reliable and ordered (resent until acked, delivered in send order)."""
+RELIABLE_UNORDERED: Final = 1  # channel 1
+"""Default channel 1: reliable, delivered as it arrives."""
+UNRELIABLE_SEQUENCED: Final = 2  # channel 2
+"""Default channel 2: unreliable, a message older than the newest received is dropped."""
+UNRELIABLE: Final = 3  # channel 3
+"""Default channel 3: unreliable, unordered."""
