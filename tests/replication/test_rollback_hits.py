@@ -1,0 +1,98 @@
+"""Local rollback for who-shoots-whom (spec 000 §5.2.3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lagless.errors import ConfigError, LocalProtocolError
+from lagless.replication.rollback_hits import DEFAULT_WINDOW, DropReason, Kill, KillArbiter
+
+A, B, C, D = 1, 2, 3, 4
+
+
+def test_default_window_is_the_umts_latency() -> None:
+    assert DEFAULT_WINDOW == 0.170
+    assert KillArbiter().window == 0.170
+
+
+def test_spec_example() -> None:
+    """B shoots C; within the window A's earlier shot at B arrives: only "A kills B" stands."""
+    arbiter = KillArbiter()
+    arbiter.submit(Kill(B, C, 10.00), now=10.05)
+    assert arbiter.release(10.10) == []  # still held
+    arbiter.submit(Kill(A, B, 9.98), now=10.15)
+    assert arbiter.next_deadline() == pytest.approx(10.22)
+    first = arbiter.release(10.22)
+    assert [(d.kill, d.committed, d.reason) for d in first] == [
+        (Kill(B, C, 10.00), False, DropReason.SHOOTER_DEAD)
+    ]
+    second = arbiter.release(10.32)
+    assert [(d.kill, d.committed) for d in second] == [(Kill(A, B, 9.98), True)]
+    assert arbiter.committed == 1
+    assert arbiter.dropped() == {DropReason.SHOOTER_DEAD: 1}
+    assert arbiter.held == 0
+
+
+def test_kill_after_the_window_is_final() -> None:
+    arbiter = KillArbiter(window=0.1)
+    arbiter.submit(Kill(B, C, 10.0), now=10.0)
+    assert [d.committed for d in arbiter.release(10.1)] == [True]
+    arbiter.submit(Kill(A, B, 9.95), now=10.2)  # earlier, but too late to undo B's kill
+    assert arbiter.late_conflicts == 1
+    assert [d.committed for d in arbiter.release(10.3)] == [True]
+    assert arbiter.committed == 2
+
+
+def test_victim_already_dead() -> None:
+    arbiter = KillArbiter()
+    arbiter.submit(Kill(A, C, 5.0), now=5.1)
+    arbiter.submit(Kill(B, C, 4.9), now=5.12)  # B got C first
+    decisions = arbiter.release(6.0)
+    assert [(d.kill.shooter, d.committed, d.reason) for d in decisions] == [
+        (B, True, None),
+        (A, False, DropReason.VICTIM_DEAD),
+    ]
+
+
+def test_trade() -> None:
+    arbiter = KillArbiter()
+    arbiter.submit(Kill(A, B, 3.0), now=3.05)
+    arbiter.submit(Kill(B, A, 3.0), now=3.06)
+    assert [d.committed for d in arbiter.release(4.0)] == [True, True]
+
+
+def test_chain_reinstates_a_kill() -> None:
+    """D kills A before A kills B, so B lives on and B's kill of C stands."""
+    arbiter = KillArbiter()
+    arbiter.submit(Kill(B, C, 2.0), now=2.05)
+    arbiter.submit(Kill(A, B, 1.9), now=2.06)
+    arbiter.submit(Kill(D, A, 1.8), now=2.07)
+    decisions = {d.kill.shooter: d for d in arbiter.release(3.0)}
+    assert decisions[D].committed
+    assert decisions[A].reason is DropReason.SHOOTER_DEAD
+    assert decisions[B].committed
+
+
+def test_committed_death_and_respawn() -> None:
+    arbiter = KillArbiter(window=0.0)
+    arbiter.submit(Kill(A, B, 1.0), now=1.0)
+    arbiter.release(1.0)
+    arbiter.submit(Kill(B, C, 2.0), now=2.0)  # B is dead
+    assert arbiter.release(2.0)[0].reason is DropReason.SHOOTER_DEAD
+    arbiter.respawn(B, 3.0)
+    arbiter.submit(Kill(B, C, 3.5), now=3.5)
+    arbiter.submit(Kill(C, B, 2.5), now=3.5)  # B was still dead at 2.5 s
+    decisions = arbiter.release(3.5)
+    assert [(d.kill.shooter, d.reason) for d in decisions] == [
+        (C, DropReason.VICTIM_DEAD),
+        (B, None),
+    ]
+
+
+def test_bad_input() -> None:
+    with pytest.raises(ConfigError):
+        KillArbiter(window=-0.1)
+    with pytest.raises(LocalProtocolError):
+        KillArbiter().submit(Kill(A, A, 1.0), now=1.0)
+    with pytest.raises(LocalProtocolError):
+        KillArbiter().submit(Kill(A, B, float("nan")), now=1.0)
