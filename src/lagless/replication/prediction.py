@@ -614,6 +614,11 @@ class InputServer(Generic[S, I]):
         return self._expected - 1 if self._expected > 0 else None
 
     @property
+    def buffered(self) -> int:
+        """Inputs received and waiting for their turn (at most ``max_ahead + 1``)."""
+        return len(self._buffer)
+
+    @property
     def tick_count(self) -> int:
         """Ticks run so far (the tick number of the next report)."""
         return self._tick
