@@ -156,6 +156,19 @@ class IdPool(Generic[T]):
             self._freed.discard(new)
         return new
 
+    def advance(self, next_id: int) -> None:
+        """Raise ``next_id`` to at least ``next_id`` (a loaded savegame keeps its counter).
+
+        Raises:
+            LocalProtocolError: ``next_id`` is negative.
+            IdOverflowError: it exceeds the width by more than one.
+        """
+        if self._limit is not None and next_id == self._limit:
+            self._next = max(self._next, next_id)
+            return
+        self._check_fits(next_id, "next_id")
+        self._next = max(self._next, next_id)
+
     def invalidate(self, ident: int) -> bool:
         """Free ``ident`` (thesis ``InvalidateObject``); it is never handed out automatically again.
 
