@@ -112,7 +112,7 @@ def test_wrong_key_cannot_connect() -> None:
     finally:
         out, _ = server.communicate(timeout=15)
     assert result.returncode == 2
-    assert "connection request timed out" in result.stderr
+    assert "no answer from" in result.stderr
     assert "connected" not in out.split("\n", 1)[1]
 
 
@@ -162,7 +162,7 @@ def test_token_from_backend_is_accepted(tmp_path) -> None:
     [
         (["serve", "--port", "70000"], "--port must be in"),
         (["serve", "--protocol-id", "nope"], "--protocol-id must be an integer"),
-        (["connect", "nohost"], "SERVER"),
+        (["connect", "nohost"], "HOST:PORT"),
         (
             ["token", "--server", "1.2.3.4:5", "--client-id", "1", "--user-data", "xyz"],
             "--user-data",

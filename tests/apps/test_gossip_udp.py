@@ -150,7 +150,7 @@ def test_lobby_and_swarm_processes_find_each_other() -> None:
     ("args", "message"),
     [
         (["peer", "--lobby", "nonsense"], "error: --lobby must be HOST:PORT"),
-        (["swarm", "-n", "0", "--duration", "1"], "error: n must be in [1, 1000], got 0"),
+        (["swarm", "-n", "0", "--duration", "1"], "error: --count must be in [1, 1000], got 0"),
         (["lobby", "--port", "70000"], "error: --port must be in [0, 65535], got 70000"),
     ],
 )

@@ -36,5 +36,5 @@ def test_cli_rejects_bad_arguments() -> None:
     result = runner.invoke(app, ["bots", "127.0.0.1:1", "--count", "0"])
     assert result.exit_code == 2
     assert "count must be in [1, 256]" in result.output
-    result = runner.invoke(app, ["serve", "--bind", "not an address"])
+    result = runner.invoke(app, ["serve", "--host", "no-such-host.invalid"])
     assert result.exit_code == 2

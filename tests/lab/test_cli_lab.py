@@ -49,11 +49,15 @@ def test_run_defaults_to_lab_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert (tmp_path / "lab-out" / "netsim-profiles" / "results.json").is_file()
 
 
-def test_unknown_id_is_one_line_listing_valid_ids() -> None:
-    result = runner.invoke(app, ["run", "no/such"])
+def test_unknown_id_is_one_line_suggesting_close_ids() -> None:
+    result = runner.invoke(app, ["run", "netsim/profile"])
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
-    assert lines == [f"error: unknown experiment 'no/such'; valid ids: {', '.join(registered())}"]
+    count = len(registered())
+    assert lines == [
+        "error: unknown experiment 'netsim/profile'; did you mean netsim/profiles? "
+        f"('lagless lab list' shows all {count})"
+    ]
 
 
 def test_set_replaces_parameters_and_is_recorded(tmp_path: Path) -> None:
@@ -71,8 +75,11 @@ def test_set_replaces_parameters_and_is_recorded(tmp_path: Path) -> None:
     ("setting", "message"),
     [
         ("nope=1", "has no parameter 'nope'; its parameters: packets"),
-        ("packets=abc", "parameter 'packets' must be a number like 300, got 'abc'"),
-        ("packets", "--set takes KEY=VALUE, got 'packets'"),
+        (
+            "packets=abc",
+            "parameter 'packets' must be a number in JSON syntax like 300, got \"abc\"",
+        ),
+        ("packets", "--set takes KEY=VALUE with a JSON VALUE, got 'packets'"),
         ("=5", "--set takes KEY=VALUE"),
     ],
 )

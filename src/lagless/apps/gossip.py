@@ -61,6 +61,7 @@ from lagless.gossip.lobby import (
     LobbyClient,
     LobbyClientConfig,
     LobbyConfig,
+    LobbyStatistics,
     LobbyUnreachable,
 )
 from lagless.io.endpoint import AsyncEndpoint
@@ -270,6 +271,7 @@ async def run_lobby(
     seed: int | None = None,
     ready: Callable[[Address], None] | None = None,
     stop: asyncio.Event | None = None,
+    monitor: Callable[[LobbyStatistics], None] | None = None,
 ) -> LobbySummary:
     """Run the Silac info server (spec 002 §2.11) until ``duration`` passes or ``stop`` is set.
 
@@ -281,6 +283,7 @@ async def run_lobby(
         seed: Seed of the contact sampling; ``None`` for a fresh one.
         ready: Called with the bound address once the socket is open.
         stop: Set it (e.g. from a signal handler) to end the run.
+        monitor: Called with the lobby's counters every ``STATUS_INTERVAL`` seconds.
 
     Raises:
         ConfigError: a bad address or duration.
@@ -295,7 +298,11 @@ async def run_lobby(
         if ready is not None:
             ready(ep.address)
         run = _Run(loop, None if duration is None else loop.time() + duration, stop)
+        next_status = loop.time()
         while not run.over():
+            if monitor is not None and loop.time() >= next_status:
+                next_status = loop.time() + STATUS_INTERVAL
+                monitor(lobby.statistics())
             try:
                 event = await ep.receive(timeout=run.poll())
             except TimeoutError:

@@ -6,20 +6,26 @@ default mode a client whose token lacks the lagless mark (any other netcode 1.02
 the reference ``client`` of netcode-1.02 spec §14) is served as plain netcode: its payloads are
 raw datagrams (`Server(plain_unmarked=True)`). ``echo`` sends every message (or raw payload)
 back to its sender unchanged on the same channel.
+
+``public_addresses`` are the further addresses clients dial to reach the server, such as a
+``lagless proxy`` in front of it: a connect token naming any of them is accepted (netcode-1.02
+spec §10.1 step 8; ``tests/cli/test_secure_proxy.py``). ``monitor`` receives a snapshot of every
+connected client (`ClientStatus`) once per ``monitor_interval``, for a live view.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from lagless._types import Address
 from lagless.apps.netcode_keys import REFERENCE_PRIVATE_KEY, REFERENCE_PROTOCOL_ID
 from lagless.io.endpoint import AsyncEndpoint
 from lagless.io.serve import serve_events
-from lagless.io.udp import open_udp_socket
+from lagless.io.udp import format_hostport, open_udp_socket
 from lagless.transport import (
     ClientConnected,
     ClientDisconnected,
@@ -51,6 +57,64 @@ class ServeOptions:
     """Send every message or payload back to its sender."""
     max_clients: int = 256
     """Slots, in [1, 256]."""
+    public_addresses: tuple[Address, ...] = ()
+    """Further numeric addresses clients dial to reach this server (e.g. a proxy in front)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClientStatus:
+    """One connected client as a live view shows it; SI units, None where unknown."""
+
+    connection_id: int
+    """The server's never-reused id of the connection."""
+    address: Address | None
+    """The client's source address, if known."""
+    rtt: float | None
+    """Smoothed round-trip time, seconds (None for a plain netcode client)."""
+    loss: float | None
+    """Fraction of recent packets lost, 0..1 (None for a plain netcode client)."""
+    received_bps: float | None
+    """Payload bytes received from it per second over the last second."""
+    sent_bps: float | None
+    """Payload bytes sent to it per second over the last second."""
+
+
+def client_statuses(
+    server: Server | NetcodeServer, addresses: Mapping[int, Address]
+) -> list[ClientStatus]:
+    """Return a `ClientStatus` for every client of ``server``, by connection id.
+
+    Args:
+        server: the transport server (a `NetcodeServer` has no per-connection statistics).
+        addresses: source address by connection id, where known.
+    """
+    if not isinstance(server, Server):
+        return [
+            ClientStatus(
+                connection_id=cid,
+                address=addr,
+                rtt=None,
+                loss=None,
+                received_bps=None,
+                sent_bps=None,
+            )
+            for cid, addr in sorted(addresses.items())
+        ]
+    plain = set(server.plain_clients)
+    rows = []
+    for cid in sorted(server.clients):
+        stats = None if cid in plain else server.connection_statistics(cid)
+        rows.append(
+            ClientStatus(
+                connection_id=cid,
+                address=addresses.get(cid),
+                rtt=None if stats is None else stats.rtt,
+                loss=None if stats is None else stats.loss,
+                received_bps=None if stats is None else stats.received_bps,
+                sent_bps=None if stats is None else stats.sent_bps,
+            )
+        )
+    return rows
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +136,8 @@ async def serve(
     duration: float | None = None,
     ready: Callable[[Address], None] | None = None,
     stop: asyncio.Event | None = None,
+    monitor: Callable[[list[ClientStatus]], None] | None = None,
+    monitor_interval: float = 1.0,
 ) -> ServeSummary:
     """Serve until ``duration`` seconds pass or ``stop`` is set, then return the counters.
 
@@ -81,6 +147,8 @@ async def serve(
         duration: seconds to run; ``None`` runs until ``stop`` (or forever).
         ready: called with the bound address once the socket is open.
         stop: set it (e.g. from a signal handler) to end the run cleanly.
+        monitor: called with every connected client's status each ``monitor_interval`` seconds.
+        monitor_interval: seconds between ``monitor`` calls.
     """
     sock = open_udp_socket(options.address, field="--port")
     try:
@@ -89,6 +157,7 @@ async def serve(
             protocol_id=options.protocol_id,
             private_key=None if options.insecure else options.private_key,
             public_address=(options.address[0], int(sock.getsockname()[1])),
+            extra_public_addresses=options.public_addresses,
             max_clients=options.max_clients,
             insecure=options.insecure,
         )
@@ -102,16 +171,19 @@ async def serve(
         else Server(config=config, unix_time_offset=unix_offset, plain_unmarked=True)
     )
     counts = {"connected": 0, "messages": 0, "echoed": 0}
+    addresses: dict[int, Address] = {}
 
     def handle(event: object) -> None:
         match event:
             case ClientConnected(connection_id=cid, client_id=client_id, address=addr):
                 counts["connected"] += 1
+                addresses[cid] = addr
                 plain = isinstance(obj, Server) and cid in obj.plain_clients
                 kind = ", plain netcode" if plain else ""
-                where = f"{addr[0]}:{addr[1]}"
+                where = format_hostport(addr)
                 out(f"client {cid} connected from {where} (id {client_id}{kind})")
             case ClientDisconnected(connection_id=cid, reason=reason):
+                addresses.pop(cid, None)
                 out(f"client {cid} disconnected ({reason.name.lower()})")
             case ConnectionViolated(connection_id=cid, reason=violation):
                 out(f"client {cid} violated the protocol ({violation.value}); closing")
@@ -144,14 +216,32 @@ async def serve(
         timer = None
         if duration is not None:
             timer = asyncio.get_running_loop().call_later(max(0.0, duration), done.set)
+        watcher = None
+        if monitor is not None:
+            report = monitor
+            watcher = asyncio.create_task(
+                _watch(lambda: report(client_statuses(obj, addresses)), monitor_interval, done)
+            )
         try:
             await serve_events(endpoint, handle, on_error=drop, stop=done)
         finally:
             if timer is not None:
                 timer.cancel()
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
     return ServeSummary(
         connected=counts["connected"], messages=counts["messages"], echoed=counts["echoed"]
     )
+
+
+async def _watch(call: Callable[[], None], interval: float, done: asyncio.Event) -> None:
+    """Call ``call()`` every ``interval`` seconds until ``done`` is set."""
+    while not done.is_set():
+        call()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), interval)
 
 
 def _show(payload: bytes, limit: int = 60) -> str:

@@ -1,7 +1,9 @@
 """``vfc serve`` / ``vfc bots``: the VFC server and N bot clients over real UDP (spec 001 §6.3).
 
 Implements issue 5 part 3's real-network runs: ``serve_vfc`` drives a ``VfcServer`` on an asyncio
-UDP endpoint and prints joins, leaves and a traffic line per second; ``run_bots`` connects N
+UDP endpoint and prints joins, leaves and a status line when the number of clients or objects
+changed (checked once a second; an idle server prints nothing), and hands a live view the clients'
+statuses every second; ``run_bots`` connects N
 ``VfcClient``s (one socket each, one process for all, unlike the thesis's one process per bot) and
 writes the ``Bots`` mobility into their avatars every 33 ms. Both use the transport's insecure
 mode (local development and the lab only), like the thesis's LAN setup.
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lagless._types import Address
+from lagless.apps.serve import ClientStatus, client_statuses
 from lagless.errors import LaglessError
 from lagless.interest.client import VfcClient
 from lagless.interest.control import CONTROL_CHANNEL, UPDATE_CHANNEL
@@ -36,6 +39,7 @@ from lagless.interest.records import CubeOriObj
 from lagless.interest.server import VfcServer
 from lagless.interest.session_events import ClientJoined, ClientLeft
 from lagless.io.endpoint import open_endpoint
+from lagless.io.udp import format_hostport
 from lagless.transport import Client, NetcodeClientConfig, NetcodeServerConfig, Server
 
 __all__ = [
@@ -83,15 +87,17 @@ async def serve_vfc(
     duration: float | None = None,
     ready: Callable[[Address], None] | None = None,
     stop: asyncio.Event | None = None,
+    monitor: Callable[[list[ClientStatus]], None] | None = None,
 ) -> ServeSummary:
     """Serve VFC on ``address`` for ``duration`` seconds (``None``: forever) or until ``stop``.
 
     Args:
         address: where to bind (and the public address).
-        out: receives one line per join/leave and one traffic line per second.
+        out: receives one line per join/leave and a status line when clients or objects changed.
         duration: seconds to run.
         ready: called with the bound address once the socket is open.
         stop: set it (e.g. from a signal handler) to end the run cleanly.
+        monitor: called once a second with every connected client's status.
     """
     transport = Server(
         config=NetcodeServerConfig(
@@ -106,6 +112,7 @@ async def serve_vfc(
         loop = asyncio.get_running_loop()
         stop_at = None if duration is None else loop.time() + duration
         next_report = loop.time() + 1.0
+        shown = (0, 0)
         while (stop_at is None or loop.time() < stop_at) and not (stop and stop.is_set()):
             try:
                 event = await endpoint.receive(timeout=0.1)
@@ -122,10 +129,14 @@ async def serve_vfc(
             if loop.time() >= next_report:
                 next_report += 1.0
                 stats = server.policy.statistics()
-                out(
-                    f"clients {stats.clients} objects {stats.objects} "
-                    f"updates out {server.bytes_out[UPDATE_CHANNEL]} B"
-                )
+                if (stats.clients, stats.objects) != shown:
+                    shown = (stats.clients, stats.objects)
+                    out(
+                        f"clients {stats.clients} objects {stats.objects} "
+                        f"updates out {server.bytes_out[UPDATE_CHANNEL]} B"
+                    )
+                if monitor is not None:
+                    monitor(client_statuses(transport, {}))
     return ServeSummary(
         joined=joined,
         update_bytes=server.bytes_out[UPDATE_CHANNEL],
@@ -161,9 +172,12 @@ async def run_bots(
     bots = Bots(BotsConfig(count=count, map=get_map(map_name)), rng=rng)
     loop = asyncio.get_running_loop()
     endpoints = []
+    local = (
+        "[::]:0" if ":" in server[0] else "127.0.0.1:0" if server[0] == "127.0.0.1" else "0.0.0.0:0"
+    )
     for i in range(count):
         client = VfcClient(Client(config=NetcodeClientConfig(insecure=True)))
-        endpoint = open_endpoint(client, "0.0.0.0:0" if server[0] != "127.0.0.1" else "127.0.0.1:0")
+        endpoint = open_endpoint(client, local)
         await endpoint.__aenter__()
         client.transport.connect_insecure(
             server_addresses=[server],
@@ -183,7 +197,9 @@ async def run_bots(
             if len(ended) == count:
                 what = "lost the VFC server" if seen_server else "no answer from the VFC server"
                 reasons = ", ".join(sorted({state.name.lower() for state in ended}))
-                raise ServerLost(f"{what} at {server[0]}:{server[1]}: every bot ended ({reasons})")
+                raise ServerLost(
+                    f"{what} at {format_hostport(server)}: every bot ended ({reasons})"
+                )
             bots.step(ROUND_PERIOD, rng=rng)
             pos, vel = bots.positions, bots.velocity
             for i, endpoint in enumerate(endpoints):

@@ -1,4 +1,10 @@
-"""The root typer app: composes the sub-command modules and turns library errors into one line."""
+"""The root typer app: composes the sub-command modules and sets the one error style.
+
+Every user error ends as one ``error: ...`` line on stderr with exit status 2 (see
+``lagless.cli.common``): typer's parse errors (``--port abc``, an unknown option, a missing
+argument) are caught here and printed in that style instead of typer's boxed panel, as are the
+library's `LaglessError`s. Help is plain text (no rich boxes, no type label on flags).
+"""
 
 from __future__ import annotations
 
@@ -8,15 +14,29 @@ import typer
 
 from lagless._version import __version__
 from lagless.cli import bench, gossip, lab, netsim, proxy, transport, vfc
-from lagless.errors import LaglessError
+from lagless.cli.common import make_app, run_app
 
-app = typer.Typer(
-    name="lagless",
-    help="Real-time multiplayer networking: transport, latency hiding, interest management, lab.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+app = make_app(
+    "Real-time multiplayer networking: transport, latency hiding, interest management, lab."
 )
+
+
+@app.callback()
+def root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="print the version and exit"
+    ),
+) -> None:
+    """Real-time multiplayer networking: transport, latency hiding, interest management, lab."""
+
+
 app.add_typer(netsim.app, name="netsim")
 app.add_typer(lab.app, name="lab")
 app.add_typer(gossip.app, name="gossip")
@@ -35,9 +55,5 @@ def version() -> None:
 
 
 def main() -> None:
-    """Run the CLI; a library error becomes one line on stderr and exit status 2."""
-    try:
-        app()
-    except LaglessError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    """Run the ``lagless`` command line and exit with its status."""
+    sys.exit(run_app(app))

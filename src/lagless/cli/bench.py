@@ -3,22 +3,29 @@
 The benchmarks live beside the package in a source checkout (they import competitors such as
 msgpack that the library itself does not need), so this command finds them relative to the
 installed package and runs one by name. Arguments after the name go to the benchmark
-(``lagless bench server --quick --json``). Ctrl-C ends a benchmark with exit status 130 and one
-line on stderr, without a traceback or asyncio's complaints about the tasks it interrupted.
+(``lagless bench server --quick --json``). The first SIGINT or SIGTERM ends a benchmark with exit
+status 130 or 143 and one line on stderr, without a traceback or asyncio's complaints about the
+tasks it interrupted. While a benchmark runs, stderr shows a progress line: refreshed every second
+with the elapsed time on a terminal, printed once when stderr is not a terminal.
 """
 
 from __future__ import annotations
 
 import logging
 import runpy
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
+from types import FrameType
 
 import typer
 
+from lagless.cli.common import STOP_SIGNALS, Interrupted
 from lagless.errors import ConfigError
 
-INTERRUPTED: int = 130  # exit status of a program ended by SIGINT (128 + 2)
+PROGRESS_PERIOD: float = 1.0  # seconds between refreshes of the progress line on a terminal
 HELP: frozenset[str] = frozenset({"--help", "-h"})  # our help; after a name, the script's
 
 
@@ -57,13 +64,66 @@ def bench(
         raise ConfigError(f"benchmark must be one of {shown}, got {name!r}")
     path = benchmarks_dir() / f"{name}.py"
     sys.argv = [str(path), *ctx.args]
-    try:
-        runpy.run_path(str(path), run_name="__main__")
-    except KeyboardInterrupt:
+    caught: list[int] = []
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        if caught:
+            return
+        caught.append(signum)
         # tasks cut short by the interrupt are reported when collected; they are not errors here
         logging.getLogger("asyncio").setLevel(logging.CRITICAL)
-        typer.echo(f"bench {name}: interrupted", err=True)
-        raise typer.Exit(INTERRUPTED) from None
+        raise Interrupted(signum)
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
+    progress = _Progress(f"bench {name}")
+    started = time.monotonic()
+    try:
+        progress.start()
+        runpy.run_path(str(path), run_name="__main__")
+    except Exception:
+        if not caught:
+            raise
+    except KeyboardInterrupt:
+        caught.append(int(signal.SIGINT))
+    finally:
+        progress.stop()
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+    if caught:
+        elapsed = time.monotonic() - started
+        typer.echo(f"bench {name}: interrupted after {elapsed:.1f} s", err=True)
+        raise typer.Exit(128 + caught[0])
+
+
+class _Progress:
+    """The progress line on stderr: a refreshed elapsed time on a terminal, else one line."""
+
+    def __init__(self, label: str) -> None:
+        self._label = label
+        self._done = threading.Event()
+        self._tty = sys.stderr.isatty()
+        self._thread = threading.Thread(target=self._refresh, daemon=True)
+
+    def start(self) -> None:
+        """Show the line (and start refreshing it on a terminal)."""
+        if self._tty:
+            self._thread.start()
+        else:
+            print(f"{self._label}: running (Ctrl-C stops it)", file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        """Stop refreshing and clear the line on a terminal."""
+        if self._tty:
+            self._done.set()
+            self._thread.join()
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+
+    def _refresh(self) -> None:
+        started = time.monotonic()
+        while not self._done.wait(PROGRESS_PERIOD):
+            elapsed = time.monotonic() - started
+            line = f"{self._label}: running, {elapsed:.0f} s (Ctrl-C stops it)"
+            print(f"\r{line}\033[K", end="", file=sys.stderr, flush=True)
 
 
 bench_settings: dict[str, object] = {

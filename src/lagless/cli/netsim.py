@@ -17,13 +17,12 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from lagless.cli.common import fail, make_app
 from lagless.errors import ConfigError
 from lagless.netsim import PROFILES, LinkConfig, Profile, run_demo
 
-app = typer.Typer(
-    help="Deterministic network simulator: list link profiles, measure one in simulated time.",
-    no_args_is_help=True,
-    add_completion=False,
+app = make_app(
+    "Deterministic network simulator: list link profiles, measure one in simulated time."
 )
 
 
@@ -93,8 +92,10 @@ def profiles() -> None:
 
 @app.command("demo")
 def demo(
-    profile: Annotated[str, typer.Option("--profile", "-p", help="profile name, see 'profiles'")],
-    packets: Annotated[int, typer.Option(help="datagrams to send", min=1)] = 1000,
+    profile: Annotated[str, typer.Option("--profile", help="profile name, see 'profiles'")],
+    packets: Annotated[
+        int, typer.Option("--packets", "-n", help="datagrams to send", min=1)
+    ] = 1000,
     seed: Annotated[int, typer.Option(help="root seed of the simulated network", min=0)] = 0,
     size: Annotated[int, typer.Option(help="payload bytes per datagram", min=4)] = 100,
     rate: Annotated[float, typer.Option(help="datagrams per second", min=0.001)] = 50.0,
@@ -110,8 +111,7 @@ def demo(
             profile, packets=packets, seed=seed, size=size, rate=rate, direction=chosen
         )
     except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail(str(exc))
     values = result.as_dict()
     if as_json:
         typer.echo(json.dumps(values, sort_keys=True))

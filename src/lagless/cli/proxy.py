@@ -8,8 +8,9 @@ Decisions:
       with ``--quiet``: it carries the real port when ``--listen`` asks for port 0 and the seed that
       repeats the run (``test_proxy.py::test_proxy_between_two_processes``).
     * ``--quiet`` (or a non-terminal stdout) hides only the live counters; the summary table is
-      always printed on exit, whether by ``--duration`` or Ctrl-C/SIGTERM
-      (``test_proxy.py::test_proxy_ipv6_stops_on_sigint``).
+      always printed on exit, whether by ``--duration`` or Ctrl-C/SIGTERM; a signal then sets
+      the exit status to 130 or 143 (``test_proxy.py::test_proxy_ipv6_stops_on_sigint``,
+      ``tests/cli/test_signals.py``).
     * Errors (bad address, unknown profile, out-of-range flag, bind failure) are ``ConfigError``;
       the root app prints them as one line on stderr with exit status 2
       (``test_proxy.py::test_cli_errors_are_one_line``).
@@ -17,7 +18,6 @@ Decisions:
 
 from __future__ import annotations
 
-import asyncio
 import sys
 
 import typer
@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from lagless.cli.common import exit_for, run_until_signal
 from lagless.io.proxy import (
     ProxyStats,
     build_proxy_config,
@@ -32,7 +33,6 @@ from lagless.io.proxy import (
     overrides_from_flags,
     run_proxy,
 )
-from lagless.io.udp import install_uvloop
 from lagless.netsim import Fate
 
 _REFRESH_HZ = 4.0  # live-counter refreshes per second
@@ -78,8 +78,12 @@ def stats_table(stats: ProxyStats, *, title: str) -> Table:
 
 
 def proxy(
-    listen: str = typer.Option(..., help="address clients send to, HOST:PORT or [IPV6]:PORT"),
-    forward: str = typer.Option(..., help="server address, HOST:PORT or [IPV6]:PORT"),
+    listen: str = typer.Option(
+        ..., "--listen", metavar="HOST:PORT", help="address clients send to ([IPV6]:PORT)"
+    ),
+    forward: str = typer.Option(
+        ..., "--forward", metavar="HOST:PORT", help="the server's address ([IPV6]:PORT)"
+    ),
     profile: str | None = typer.Option(
         None, help="network profile from lagless.netsim (e.g. umts, lte); default: clean link"
     ),
@@ -94,7 +98,9 @@ def proxy(
     ),
     seed: int | None = typer.Option(None, help="root seed of the link randomness"),
     duration: float | None = typer.Option(None, help="run this many seconds, then exit"),
-    quiet: bool = typer.Option(False, "--quiet", help="no live counters (summary still printed)"),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="no live counters (summary still printed)"
+    ),
 ) -> None:
     """Forward UDP between clients and a server through a simulated link (loss, delay, ...)."""
     overrides = overrides_from_flags(
@@ -120,16 +126,15 @@ def proxy(
         if live_wanted:
             live.update(stats_table(stats, title="live"))
 
-    install_uvloop()
     try:
-        final = asyncio.run(
-            run_proxy(
+        final, signum = run_until_signal(
+            lambda stop: run_proxy(
                 config,
                 duration=duration,
                 on_tick=on_tick,
                 on_start=on_start,
                 tick_interval=1.0 / _REFRESH_HZ,
-                handle_signals=True,
+                stop=stop,
             )
         )
     finally:
@@ -137,3 +142,4 @@ def proxy(
             live.stop()
     console.print(stats_table(final, title="summary"))
     sys.stdout.flush()
+    exit_for(signum)

@@ -3,18 +3,30 @@
 Defaults follow the netcode reference examples (protocol id 0x1122334455667788 and their public
 test key, netcode-1.02 spec §14), so the reference client can connect to ``lagless serve --raw``
 and ``lagless connect`` reaches the reference server without setup.
+
+Decisions (``tests/cli/``):
+
+* ``serve`` says at start when it will not answer (no ``--echo``), and shows a live table of its
+  clients on a terminal (``--quiet`` turns it off).
+* ``token`` writes the 2048-byte binary token to ``--out`` (default ``token.bin``); ``--hex``
+  prints it as hex text instead. ``connect --token`` takes a file holding either form, or the
+  hex text itself, and dials the addresses the token names (a ``lagless proxy`` in front of the
+  server: the token names the proxy and ``serve --public-address`` lists it).
+* ``connect`` reads stdin only when the event loop reports it readable, so Ctrl-C (or SIGTERM)
+  stops it at once even while the terminal has no input.
 """
 
 from __future__ import annotations
 
 import asyncio
-import signal
+import os
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import typer
 
+from lagless._types import Address
 from lagless.apps import (
     REFERENCE_PROTOCOL_ID,
     ConnectOptions,
@@ -25,17 +37,25 @@ from lagless.apps import (
     parse_key,
     serve,
 )
-from lagless.errors import ConfigError
-from lagless.io.udp import install_uvloop, parse_hostport
-
-_KEY_HELP = (
-    "32-byte key as 64 hex digits (default: the netcode reference examples' public test key)"
+from lagless.apps.serve import ClientStatus
+from lagless.cli.common import (
+    bind_address,
+    echo,
+    exit_for,
+    fail,
+    peer_address,
+    run_until_signal,
+    show,
 )
+from lagless.cli.live import LiveView, clients_table
+from lagless.errors import ConfigError
+from lagless.transport.constants import CONNECT_TOKEN_BYTES
 
+DEFAULT_PORT: int = 40000  # UDP port of ``lagless serve``
+DEFAULT_TOKEN_FILE: Path = Path("token.bin")
+READ_CHUNK: int = 65536  # bytes read from stdin per readiness callback
 
-def _echo(line: str) -> None:
-    typer.echo(line)
-    sys.stdout.flush()
+_KEY_HELP = "32-byte key as 64 hex digits [default: the netcode reference examples' test key]"
 
 
 def _protocol_id(text: str) -> int:
@@ -51,122 +71,204 @@ def _protocol_id(text: str) -> int:
 
 
 def serve_command(
-    port: int = typer.Option(40000, "--port", "-p", help="UDP port"),
-    host: str = typer.Option(
-        "127.0.0.1", help="address to bind; also the public address tokens name"
+    host: str = typer.Option("127.0.0.1", "--host", help="name or IP to bind"),
+    port: int = typer.Option(DEFAULT_PORT, "--port", "-p", help="UDP port"),
+    public_address: list[str] = typer.Option(
+        [],
+        "--public-address",
+        metavar="HOST:PORT",
+        help="a further address clients dial, e.g. a proxy in front (repeatable)",
     ),
-    insecure: bool = typer.Option(False, help="no tokens, no encryption (development only)"),
-    raw: bool = typer.Option(False, help="plain netcode 1.02: payloads are raw datagrams"),
-    echo: bool = typer.Option(False, help="send every message or payload back to its sender"),
-    private_key: str | None = typer.Option(None, help=_KEY_HELP),
-    protocol_id: str = typer.Option(hex(REFERENCE_PROTOCOL_ID), help="uint64 protocol id"),
-    max_clients: int = typer.Option(256, help="client slots, 1..256"),
+    insecure: bool = typer.Option(False, "--insecure", help="no tokens, no encryption"),
+    raw: bool = typer.Option(False, "--raw", help="plain netcode 1.02: payloads are raw"),
+    echo_back: bool = typer.Option(False, "--echo", help="send every message back to its sender"),
+    private_key: str | None = typer.Option(None, "--private-key", help=_KEY_HELP),
+    protocol_id: str = typer.Option(
+        hex(REFERENCE_PROTOCOL_ID), "--protocol-id", help="uint64 protocol id"
+    ),
+    max_clients: int = typer.Option(256, "--max-clients", help="client slots, 1..256"),
     duration: float | None = typer.Option(
-        None, help="seconds to run, then exit (default: until Ctrl-C)"
+        None, "--duration", help="seconds to run [default: until Ctrl-C]"
     ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no live table of clients"),
 ) -> None:
     """Run a lagless server (netcode 1.02 handshake and encryption, channels inside)."""
-    if not 0 <= port <= 65535:
-        raise ConfigError(f"--port must be in [0, 65535], got {port}")
-    address = parse_hostport(
-        f"[{host}]:{port}" if ":" in host else f"{host}:{port}", field="--host"
-    )
+    address = bind_address(host, port)
     options = ServeOptions(
         address=address,
         protocol_id=_protocol_id(protocol_id),
         private_key=parse_key(private_key),
         insecure=insecure,
         raw=raw,
-        echo=echo,
+        echo=echo_back,
         max_clients=max_clients,
+        public_addresses=tuple(
+            peer_address(text, field="--public-address") for text in public_address
+        ),
     )
     mode = "insecure" if insecure else "secure"
     kind = "raw netcode" if raw else "lagless"
-    install_uvloop()
+    view = LiveView(quiet=quiet)
 
-    def ready(bound: tuple[str, int]) -> None:
-        where = f"{bound[0]}:{bound[1]}"
-        _echo(f"serving {kind} ({mode}) on {where}, protocol id {hex(options.protocol_id)}")
+    def ready(bound: Address) -> None:
+        echo(f"serving {kind} ({mode}) on {show(bound)}, protocol id {hex(options.protocol_id)}")
+        for extra in options.public_addresses:
+            echo(f"also accepting tokens that name {show(extra)}")
         if private_key is None and not insecure:
-            _echo("note: using the netcode reference test key; pass --private-key in production")
+            echo("note: using the netcode reference test key; pass --private-key in production")
+        if not echo_back:
+            echo("note: without --echo the server prints what it receives and answers nothing")
 
-    async def main() -> ServeSummary:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        return await serve(options, out=_echo, duration=duration, ready=ready, stop=stop)
+    def monitor(clients: list[ClientStatus]) -> None:
+        view.show(clients_table("lagless serve", clients))
 
-    summary = asyncio.run(main())
-    _echo(f"{summary.connected} clients, {summary.messages} messages, {summary.echoed} echoed")
+    with view:
+        summary: ServeSummary
+        summary, signum = run_until_signal(
+            lambda stop: serve(
+                options, out=echo, duration=duration, ready=ready, stop=stop, monitor=monitor
+            )
+        )
+    echo(f"{summary.connected} clients, {summary.messages} messages, {summary.echoed} echoed")
+    exit_for(signum)
+
+
+def read_token(text: str) -> bytes:
+    """Return the connect token given as a file (binary or hex text) or as hex text.
+
+    Raises:
+        ConfigError: neither a readable file nor 4096 hex digits, or not 2048 bytes.
+    """
+    path = Path(text)
+    if path.is_file():
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"--token {text} cannot be read: {exc.strerror or exc}") from None
+        if len(data) == CONNECT_TOKEN_BYTES:
+            return data
+        text = data.decode("ascii", "replace")
+    try:
+        token = bytes.fromhex("".join(text.split()))
+    except ValueError:
+        raise ConfigError(
+            f"--token must be a token file or its {2 * CONNECT_TOKEN_BYTES} hex digits "
+            "(lagless token writes one)"
+        ) from None
+    if len(token) != CONNECT_TOKEN_BYTES:
+        raise ConfigError(
+            f"--token must hold {CONNECT_TOKEN_BYTES} bytes, got {len(token)} "
+            "(lagless token writes one)"
+        )
+    return token
 
 
 def connect_command(
-    server: str = typer.Argument(..., help="HOST:PORT of the server ([::1]:40000 for IPv6)"),
-    insecure: bool = typer.Option(False, help="no token, no encryption (the server must match)"),
-    raw: bool = typer.Option(False, help="plain netcode 1.02: send lines as raw payloads"),
-    token: Path | None = typer.Option(
-        None, help="file with a 2048-byte connect token (lagless token)"
+    server: str | None = typer.Argument(
+        None,
+        metavar="HOST:PORT",
+        help="server to reach ([::1]:40000 for IPv6); with --token, the token's addresses",
     ),
-    private_key: str | None = typer.Option(None, help=_KEY_HELP),
-    protocol_id: str = typer.Option(hex(REFERENCE_PROTOCOL_ID), help="uint64 protocol id"),
-    client_id: int | None = typer.Option(None, help="client id for a locally made token"),
-    linger: float = typer.Option(0.5, help="seconds to wait for replies after the last line"),
+    insecure: bool = typer.Option(False, "--insecure", help="no token, no encryption"),
+    raw: bool = typer.Option(False, "--raw", help="plain netcode 1.02: lines are raw payloads"),
+    token: str | None = typer.Option(
+        None, "--token", help="connect token: a file (binary or hex) or the hex text"
+    ),
+    private_key: str | None = typer.Option(None, "--private-key", help=_KEY_HELP),
+    protocol_id: str = typer.Option(
+        hex(REFERENCE_PROTOCOL_ID), "--protocol-id", help="uint64 protocol id"
+    ),
+    client_id: int | None = typer.Option(
+        None, "--client-id", help="client id of a locally made token [default: random]"
+    ),
+    timeout: float = typer.Option(6.0, "--timeout", help="seconds to wait for the server"),
+    linger: float = typer.Option(
+        0.5, "--linger", help="seconds to wait for replies after the last line"
+    ),
 ) -> None:
     """Connect to a server, send each stdin line as a message, print the replies."""
-    token_bytes = None
-    if token is not None:
-        try:
-            token_bytes = token.read_bytes()
-        except OSError as exc:
-            raise ConfigError(f"--token cannot be read: {exc}") from None
+    if server is None and token is None:
+        fail("give the server's HOST:PORT, or a --token that names it")
+    if token is not None and insecure:
+        fail("--token and --insecure do not go together (an insecure client has no token)")
     options = ConnectOptions(
-        server=parse_hostport(server, field="SERVER"),
+        server=None if server is None else peer_address(server, field="HOST:PORT"),
         protocol_id=_protocol_id(protocol_id),
         private_key=parse_key(private_key),
-        token=token_bytes,
+        token=None if token is None else read_token(token),
         client_id=client_id,
         insecure=insecure,
         raw=raw,
+        connect_timeout=timeout,
         linger=linger,
     )
+    replies, signum = run_until_signal(
+        lambda stop: connect_and_talk(options, _stdin_lines(), out=echo, stop=stop)
+    )
+    echo(f"{replies} replies")
+    exit_for(signum)
 
-    async def stdin_lines() -> AsyncIterator[str]:
-        loop = asyncio.get_running_loop()
-        while True:
-            line = await loop.run_in_executor(None, sys.stdin.readline)
-            if not line:
-                return
-            yield line.rstrip("\n")
 
-    install_uvloop()
+async def _stdin_lines() -> AsyncIterator[str]:
+    """Yield stdin's lines, read only when the loop says stdin is readable.
+
+    A pending read therefore never blocks the loop, so a signal ends ``connect`` at once; a
+    regular file (which the loop cannot watch) is read directly, as it never blocks.
+    """
+    loop = asyncio.get_running_loop()
+    fd = sys.stdin.fileno()
+    chunks: asyncio.Queue[bytes] = asyncio.Queue()
+
+    def readable() -> None:
+        data = os.read(fd, READ_CHUNK)
+        if not data:
+            loop.remove_reader(fd)
+        chunks.put_nowait(data)
+
     try:
-        replies = asyncio.run(connect_and_talk(options, stdin_lines(), out=_echo))
-    except KeyboardInterrupt:
+        loop.add_reader(fd, readable)
+    except (OSError, ValueError):
+        for line in sys.stdin:
+            yield line.rstrip("\n")
         return
-    _echo(f"{replies} replies")
+    pending = b""
+    try:
+        while data := await chunks.get():
+            *lines, pending = (pending + data).split(b"\n")
+            for line in lines:
+                yield line.decode("utf-8", "replace")
+        if pending:
+            yield pending.decode("utf-8", "replace")
+    finally:
+        loop.remove_reader(fd)
 
 
 def token_command(
     server: list[str] = typer.Option(
-        ..., "--server", help="HOST:PORT the client dials (repeatable, up to 32)"
+        ...,
+        "--server",
+        metavar="HOST:PORT",
+        help="address the client dials (repeatable, up to 32)",
     ),
-    client_id: int = typer.Option(..., help="uint64 id of the authenticated user"),
-    private_key: str | None = typer.Option(None, help=_KEY_HELP),
-    protocol_id: str = typer.Option(hex(REFERENCE_PROTOCOL_ID), help="uint64 protocol id"),
-    expire: int = typer.Option(30, help="token lifetime, seconds"),
-    timeout: int = typer.Option(5, help="connection timeout, seconds"),
-    user_data: str = typer.Option("", help="up to 256 bytes of user data as hex"),
-    out: Path | None = typer.Option(None, help="write the 2048 bytes here (default: print hex)"),
-    plain: bool = typer.Option(False, help="no lagless mark: for a plain netcode 1.02 client"),
+    client_id: int = typer.Option(..., "--client-id", help="uint64 id of the authenticated user"),
+    private_key: str | None = typer.Option(None, "--private-key", help=_KEY_HELP),
+    protocol_id: str = typer.Option(
+        hex(REFERENCE_PROTOCOL_ID), "--protocol-id", help="uint64 protocol id"
+    ),
+    expire: int = typer.Option(30, "--expire", help="token lifetime, seconds"),
+    timeout: int = typer.Option(5, "--timeout", help="connection timeout, seconds"),
+    user_data: str = typer.Option("", "--user-data", help="up to 256 bytes of user data as hex"),
+    out: Path = typer.Option(DEFAULT_TOKEN_FILE, "--out", help="file for the 2048-byte token"),
+    as_hex: bool = typer.Option(False, "--hex", help="print the token as hex instead of a file"),
+    plain: bool = typer.Option(False, "--plain", help="no lagless mark: a plain netcode client"),
 ) -> None:
-    """Generate a netcode 1.02 connect token (the backend's job) for `lagless connect --token`."""
+    """Make a netcode 1.02 connect token (the backend's job) for `lagless connect --token`."""
     try:
         data = bytes.fromhex(user_data)
     except ValueError:
         raise ConfigError("--user-data must be hex digits") from None
     token = make_token(
-        [parse_hostport(text, field="--server") for text in server],
+        [peer_address(text, field="--server") for text in server],
         client_id=client_id,
         private_key=parse_key(private_key),
         protocol_id=_protocol_id(protocol_id),
@@ -175,8 +277,11 @@ def token_command(
         user_data=data,
         lagless=not plain,
     )
-    if out is None:
-        _echo(token.hex())
-    else:
+    if as_hex:
+        echo(token.hex())
+        return
+    try:
         out.write_bytes(token)
-        _echo(f"wrote {len(token)} bytes to {out}")
+    except OSError as exc:
+        fail(f"--out {out} cannot be written: {exc.strerror or exc}")
+    echo(f"wrote {len(token)} bytes to {out} (lagless connect --token {out})")

@@ -1,104 +1,119 @@
 """``lagless vfc``: the VFC server and bot clients over real UDP (spec 001 §6.3, issue 5 part 3).
 
 Thin typer commands: parse, call ``lagless.apps.vfc``, print (flushed per line, so a pipe sees
-each one). Ctrl-C or SIGTERM ends either command cleanly. A bad argument prints one ``error:``
-line and exits with status 2; losing the server prints one ``error:`` line and exits with 1.
-Register with ``app.add_typer(vfc.app, name="vfc")``.
+each one). The first SIGINT or SIGTERM ends either command with its summary and exit status 130
+or 143. A bad argument prints one ``error:`` line and exits with status 2; bots that cannot reach
+the server print one ``error:`` line and exit with 1. The transport's INSECURE warning is printed
+once per process, not once per bot. Register with ``app.add_typer(vfc.app, name="vfc")``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import signal
-import sys
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+import logging
 
 import typer
 
+from lagless.apps.serve import ClientStatus
 from lagless.apps.vfc import ServerLost, run_bots, serve_vfc
-from lagless.errors import ConfigError
-from lagless.io.udp import run
-from lagless.transport import parse_address
-
-R = TypeVar("R")
-
-app = typer.Typer(
-    help="VFC4FPS interest management over real UDP (spec 001).", no_args_is_help=True
+from lagless.cli.common import (
+    bind_address,
+    echo,
+    exit_for,
+    fail,
+    make_app,
+    peer_address,
+    run_until_signal,
+    show,
 )
+from lagless.cli.live import LiveView, clients_table
+from lagless.errors import ConfigError
+
+DEFAULT_PORT: int = 40200  # UDP port of ``lagless vfc serve`` (gossip lobby: 40100, serve: 40000)
+MAX_BOTS: int = 256
+
+app = make_app("VFC4FPS interest management over real UDP (spec 001).")
 
 
-def _echo(line: str) -> None:
-    typer.echo(line)
-    sys.stdout.flush()
+class _Once(logging.Filter):
+    """Lets each distinct log message through once."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[str] = set()
 
-def _run(main: Callable[[asyncio.Event], Awaitable[R]]) -> R:
-    """Run ``main(stop)`` on a fresh loop (uvloop when installed); Ctrl-C or SIGTERM sets
-    ``stop``."""
-
-    async def runner() -> R:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        return await main(stop)
-
-    return run(runner())
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message in self._seen:
+            return False
+        self._seen.add(message)
+        return True
 
 
 @app.command("serve")
 def serve_command(
-    bind: str = typer.Option("127.0.0.1:40100", help="HOST:PORT to bind"),
-    duration: float | None = typer.Option(None, help="seconds to run (default: forever)"),
+    host: str = typer.Option("127.0.0.1", "--host", help="name or IP to bind"),
+    port: int = typer.Option(DEFAULT_PORT, "--port", "-p", help="UDP port"),
+    duration: float | None = typer.Option(
+        None, "--duration", help="seconds to run [default: until Ctrl-C]"
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no live table of clients"),
 ) -> None:
     """Run a VFC server (insecure transport; development and lab only)."""
     try:
-        address = parse_address(bind)
-    except (ConfigError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    summary = _run(
-        lambda stop: serve_vfc(
-            address,
-            out=_echo,
-            duration=duration,
-            ready=lambda a: _echo(f"vfc server on {a[0]}:{a[1]}"),
-            stop=stop,
+        address = bind_address(host, port)
+    except ConfigError as exc:
+        fail(str(exc))
+    view = LiveView(quiet=quiet)
+
+    def monitor(clients: list[ClientStatus]) -> None:
+        view.show(clients_table("vfc serve", clients))
+
+    with view:
+        summary, signum = run_until_signal(
+            lambda stop: serve_vfc(
+                address,
+                out=echo,
+                duration=duration,
+                ready=lambda bound: echo(f"vfc server on {show(bound)}"),
+                stop=stop,
+                monitor=monitor,
+            )
         )
-    )
-    _echo(f"{summary.joined} joined; {summary.update_bytes} update bytes sent")
+    echo(f"{summary.joined} joined; {summary.update_bytes} update bytes sent")
+    exit_for(signum)
 
 
 @app.command("bots")
 def bots_command(
-    server: str = typer.Argument("127.0.0.1:40100", help="HOST:PORT of the VFC server"),
-    count: int = typer.Option(8, "--count", "-n", help="number of bots, 1..256"),
+    server: str = typer.Argument(
+        f"127.0.0.1:{DEFAULT_PORT}", metavar="HOST:PORT", help="the VFC server"
+    ),
+    count: int = typer.Option(8, "--count", "-n", help=f"number of bots, 1..{MAX_BOTS}"),
     map_name: str = typer.Option("wcd", "--map", help="a map of the thesis's Table 5.4"),
-    duration: float = typer.Option(10.0, help="seconds to run"),
-    seed: int = typer.Option(0, help="mobility seed"),
+    duration: float = typer.Option(10.0, "--duration", help="seconds to run"),
+    seed: int = typer.Option(0, "--seed", help="mobility seed"),
 ) -> None:
     """Connect N bots to a VFC server and move them (spread or clustered by map)."""
+    logging.getLogger("lagless.transport").addFilter(_Once())
     try:
-        address = parse_address(server)
-        if not 1 <= count <= 256:
-            raise ConfigError(f"count must be in [1, 256], got {count}")
-        summary = _run(
+        address = peer_address(server, field="HOST:PORT")
+        if not 1 <= count <= MAX_BOTS:
+            raise ConfigError(f"--count must be in [1, {MAX_BOTS}], got {count}")
+        summary, signum = run_until_signal(
             lambda stop: run_bots(
                 address,
                 count=count,
                 map_name=map_name,
                 duration=duration,
-                out=_echo,
+                out=echo,
                 seed=seed,
                 stop=stop,
             )
         )
-    except (ConfigError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    except ConfigError as exc:
+        fail(str(exc))
     except ServerLost as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+        fail(str(exc), status=1)
+    exit_for(signum)
     if summary.joined < count:
-        raise typer.Exit(1)
+        fail(f"only {summary.joined} of {count} bots were connected at the end", status=1)

@@ -595,6 +595,7 @@ async def run_proxy(
     on_start: Callable[[ProxyStats], None] | None = None,
     tick_interval: float = DEFAULT_TICK,
     handle_signals: bool = False,
+    stop: asyncio.Event | None = None,
 ) -> ProxyStats:
     """Run a proxy until ``duration`` elapses, a stop signal arrives or the task is cancelled.
 
@@ -605,6 +606,7 @@ async def run_proxy(
         on_start: called once with the first snapshot, after the socket is bound.
         tick_interval: seconds between ``on_tick`` calls.
         handle_signals: stop cleanly on SIGINT/SIGTERM (for command-line use; main thread only).
+        stop: set it to stop the proxy (the final counters are still returned).
 
     Returns:
         The final counters, taken before the sockets close (``pending`` is what was dropped).
@@ -619,7 +621,7 @@ async def run_proxy(
     loop = asyncio.get_running_loop()
     proxy = Proxy(config)
     await proxy.start()
-    stop = asyncio.Event()
+    stop = stop if stop is not None else asyncio.Event()
     signals: list[signal.Signals] = []
     if handle_signals:
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -433,8 +433,8 @@ def override_params(
             )
         if _kind(value) != _kind(params[key]):
             raise ConfigError(
-                f"{experiment_id} parameter {key!r} must be a {_kind(params[key])} like "
-                f"{params[key]!r}, got {value!r}"
+                f"{experiment_id} parameter {key!r} must be a {_kind(params[key])} in JSON "
+                f"syntax like {json.dumps(params[key])}, got {json.dumps(value)}"
             )
     return {**params, **overrides}
 

@@ -1,0 +1,187 @@
+"""What every ``lagless`` command shares: one error style, signals, addresses, output.
+
+Decisions (pinned by ``tests/cli/``):
+
+* **One error style.** Every failure the user can cause (a bad option value, an unknown option, a
+  library `ConfigError`, an unwritable path) ends as one line ``error: ...`` on stderr and exit
+  status 2; nothing prints a traceback or typer's boxed panel (`fail`, and ``app.main``).
+* **Signals.** A long-running command stops on the first SIGINT or SIGTERM, prints its summary and
+  exits with 128 + the signal number: 130 for SIGINT, 143 for SIGTERM (`run_until_signal`,
+  `interruptible`, `exit_for`).
+* **Hostnames** are resolved here and in `lagless.io` with the standard library
+  (``getaddrinfo``), never in the sans-I/O layers, which see numeric addresses only
+  (`bind_address`, `peer_address`).
+* **IPv6** addresses are printed in brackets, ``[::1]:40000`` (`show`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import NoReturn, TypeVar
+
+import typer
+from typer._click.exceptions import NoArgsIsHelpError
+
+from lagless._types import Address
+from lagless.errors import ConfigError, LaglessError
+from lagless.io.udp import format_hostport, parse_hostport, resolve, run
+
+R = TypeVar("R")
+
+USAGE_ERROR: int = 2  # exit status of a bad argument or any other user error
+STOP_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    """Raised in the main thread by a SIGINT or SIGTERM under `interruptible`."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def make_app(help_text: str) -> typer.Typer:
+    """Return a typer app in lagless's style: plain help, no completion, no pretty tracebacks."""
+    return typer.Typer(
+        help=help_text,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+
+
+def echo(line: str) -> None:
+    """Print one line to stdout and flush it, so a pipe sees each line at once."""
+    typer.echo(line)
+    sys.stdout.flush()
+
+
+def fail(message: str, status: int = USAGE_ERROR) -> NoReturn:
+    """Print ``error: message`` on stderr and exit with ``status``."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(status)
+
+
+def show(addr: Address) -> str:
+    """Return ``host:port``, with an IPv6 host in brackets (``[::1]:40000``)."""
+    return format_hostport(addr)
+
+
+def exit_for(signum: int | None) -> None:
+    """Exit with 128 + ``signum`` when a signal ended the command; return otherwise."""
+    if signum is not None:
+        raise typer.Exit(128 + signum)
+
+
+def run_until_signal(main: Callable[[asyncio.Event], Awaitable[R]]) -> tuple[R, int | None]:
+    """Run ``main(stop)`` on a fresh event loop (uvloop when installed) until it returns.
+
+    The first SIGINT or SIGTERM sets ``stop``; ``main`` is expected to wind down and return its
+    summary within a fraction of a second.
+
+    Returns:
+        What ``main`` returned and the number of the signal that stopped it (None if none did).
+    """
+    caught: list[int] = []
+
+    async def runner() -> R:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def on_signal(signum: int) -> None:
+            if not caught:
+                caught.append(signum)
+            stop.set()
+
+        for sig in STOP_SIGNALS:
+            loop.add_signal_handler(sig, on_signal, int(sig))
+        try:
+            return await main(stop)
+        finally:
+            for sig in STOP_SIGNALS:
+                loop.remove_signal_handler(sig)
+
+    result = run(runner())
+    return result, caught[0] if caught else None
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """Make SIGTERM behave like SIGINT in synchronous code: both raise `Interrupted`."""
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        raise Interrupted(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _port(port: int, field: str) -> int:
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"{field} must be in [0, 65535], got {port}")
+    return port
+
+
+def bind_address(host: str, port: int, *, field: str = "--host") -> Address:
+    """Resolve ``--host`` (a name or an IP literal) and ``--port`` to a numeric address to bind.
+
+    Raises:
+        ConfigError: the port is out of range or the host does not resolve.
+    """
+    _family, numeric = resolve((host.strip("[]"), _port(port, "--port")), field=field)
+    return numeric
+
+
+def peer_address(text: str, *, field: str) -> Address:
+    """Resolve ``HOST:PORT`` text (a name, an IPv4 or a bracketed IPv6 host) to a numeric address.
+
+    Raises:
+        ConfigError: the text is not HOST:PORT or the host does not resolve.
+    """
+    _family, numeric = resolve(parse_hostport(text, field=field), field=field)
+    return numeric
+
+
+def run_app(command: typer.Typer, args: list[str] | None = None) -> int:
+    """Run a typer app in the one error style and return its exit status.
+
+    Args:
+        command: the app to run (the root app, or a sub-app run alone).
+        args: command-line arguments; ``None`` reads ``sys.argv``.
+
+    Returns:
+        0 on success, 2 on a user error, 128 + N when signal N stopped the command, or the status
+        the command chose.
+    """
+    try:
+        status = command(args=args, standalone_mode=False)
+    except NoArgsIsHelpError as exc:
+        typer.echo(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
+        return 0
+    except typer.TyperException as exc:
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        text = " ".join(message.split())
+        typer.echo(f"error: {text[:1].lower()}{text[1:]}{hint}", err=True)
+        return int(getattr(exc, "exit_code", USAGE_ERROR))
+    except typer.Abort:
+        return 130
+    except LaglessError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        return USAGE_ERROR
+    except Interrupted as exc:
+        return 128 + exc.signum
+    except KeyboardInterrupt:
+        return 130
+    return status if isinstance(status, int) else 0
