@@ -580,6 +580,8 @@ class InputServer(Generic[S, I]):
         input_codec: Decodes inputs from the wire.
         state_codec: Encodes the state into reports.
         config: Shared settings (``max_input_bytes``, ``max_state_bytes``, ``max_ahead``).
+        on_input: Called as ``on_input(seq, state)`` after each applied input with the state it
+            produced (e.g. to stamp hit claims or to measure), or ``None``.
     """
 
     def __init__(
@@ -590,8 +592,10 @@ class InputServer(Generic[S, I]):
         input_codec: Codec[I],
         state_codec: Codec[S],
         config: PredictionConfig | None = None,
+        on_input: Callable[[int, S], None] | None = None,
     ) -> None:
         """Create a server side that has applied no input."""
+        self._on_input = on_input
         self.config = config if config is not None else PredictionConfig()
         self._step = step
         self._inputs = input_codec
@@ -675,6 +679,8 @@ class InputServer(Generic[S, I]):
                 break
             value, dt = entry
             self.state = self._step(self.state, value, dt)
+            if self._on_input is not None:
+                self._on_input(self._expected, self.state)
             self._counts["applied"] += 1
             self._expected += 1
         return self.state
