@@ -329,3 +329,18 @@ def test_config_validation() -> None:
     with pytest.raises(LocalProtocolError, match="max_input_bytes"):
         client.apply_input((1, 1), 0.01, 0.0)
     assert client.input_packet(0.0) is None
+
+
+def test_on_input_sees_each_applied_state() -> None:
+    seen: list[tuple[int, State]] = []
+    server = InputServer[State, Move](
+        (0.0, 0.0),
+        step=step,
+        input_codec=MoveCodec(),
+        state_codec=StateCodec(),
+        on_input=lambda seq, state: seen.append((seq, state)),
+    )
+    data = encode_input_packet([frame(0), frame(1, (0, 1))], max_input_bytes=16)
+    assert server.receive_packet(data, 0.0)
+    server.tick(0.0)
+    assert seen == [(0, pytest.approx((0.1, 0.0))), (1, pytest.approx((0.1, 0.1)))]
