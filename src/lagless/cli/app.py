@@ -13,7 +13,7 @@ import sys
 import typer
 
 from lagless._version import __version__
-from lagless.cli import bench, gossip, lab, netsim, proxy, transport, vfc
+from lagless.cli import bench, docs, gossip, lab, netsim, proxy, transport, vfc
 from lagless.cli.common import make_app, run_app
 
 
@@ -46,6 +46,7 @@ app.command("bench", context_settings=bench.bench_settings)(bench.bench)
 app.command("serve")(transport.serve_command)
 app.command("connect")(transport.connect_command)
 app.command("token")(transport.token_command)
+app.command("docs")(docs.docs_command)
 
 
 @app.command()
