@@ -34,10 +34,59 @@ def test_one_pump_per_readiness_batch() -> None:
             blast(ep.address, [f"ev {i}".encode() for i in range(50)])
             events = await ep.receive_batch(timeout=WAIT)
             assert events == [f"ev {i}".encode() for i in range(50)]
+            await asyncio.sleep(0.01)  # the pump is queued behind the task the events woke
             assert ep.obj.pumps == pumps + 1
             stats = ep.statistics()
             assert stats.datagrams_received == 50
             assert stats.queued_events == 0
+
+    asyncio.run(main())
+
+
+def test_events_reach_the_app_before_the_pump_and_an_answer_pumps_once() -> None:
+    async def main() -> None:
+        async with open_endpoint(Fake()) as ep:
+            pumps = ep.obj.pumps
+            blast(ep.address, [b"ev ping"])
+            assert await ep.receive(timeout=WAIT) == b"ev ping"
+            assert ep.obj.pumps == pumps  # the pump is queued behind this task
+            ep.call(lambda fake: fake.push(b"answered"))  # the answer pumps at once
+            assert ep.obj.pumps == pumps + 1
+            await asyncio.sleep(0.01)  # the deferred pump found nothing left to do
+            assert ep.obj.pumps == pumps + 1
+            assert ep.receive_nowait() == b"answered"
+
+    asyncio.run(main())
+
+
+def test_the_deferred_pump_sends_what_the_datagrams_produced() -> None:
+    async def main() -> None:
+        async with (
+            open_endpoint(Fake()) as server,
+            open_endpoint(Fake()) as client,
+        ):
+            client.call(lambda fake: fake.outbox.append((b"echo 1", server.address)))
+            # nobody on the server side calls anything: its deferred pump sends the echo
+            assert await client.receive(timeout=WAIT) == b"ev echo 1"
+            assert server.obj.received == [b"echo 1"]
+
+    asyncio.run(main())
+
+
+def test_a_later_deadline_keeps_the_armed_timer_and_is_still_met() -> None:
+    async def main() -> None:
+        async with open_endpoint(Fake()) as ep:
+            start = ep.now()
+            ep.obj.deadline = start + 0.05
+            ep.flush()
+            ep.obj.deadline = start + 0.15  # later: the 50 ms timer is kept, not re-armed
+            ep.flush()
+            pumps = ep.obj.pumps
+            await asyncio.sleep(0.1)
+            assert ep.obj.timers == []  # it fired early, saw nothing due and pumped once
+            assert ep.obj.pumps == pumps + 1
+            await _until(lambda: bool(ep.obj.timers))
+            assert ep.obj.timers[0] >= start + 0.15
 
     asyncio.run(main())
 

@@ -87,6 +87,12 @@ Decisions:
   per batch of ack outcomes (`rtt.LossEstimator.on_acked`), the bytes sent once per pump, and
   events are built positionally in batches (`take_events`). ``benchmarks/transport.py`` measures
   the pair of connections in memory (``sans-I/O Connection pair``).
+* `receive_payload` turns the payload's messages into `MessageReceived` events at once and
+  leaves its acks to the next pump (`payloads_to_send`, `handle_timer`; `statistics` applies
+  them too): the RTT sample, loss and congestion updates and `MessageDelivered` events are off
+  the path between a datagram's arrival and the application seeing its message. A driver pumps
+  after every input anyway, so nothing waits longer than that pump; the asyncio endpoint hands
+  the events over before it pumps (``lagless.io.endpoint``).
 * A packet declared lost and acked later was late, not lost: the loss estimate takes it back and
   the congestion controller undoes the decrease it caused (``lagless.transport.congestion``).
 """
@@ -361,8 +367,12 @@ class Connection:
         return self._clock is not None and self._clock.synchronized
 
     def statistics(self) -> ConnectionStatistics:
-        """Return a snapshot of the connection's estimates and counters."""
+        """Return a snapshot of the connection's estimates and counters.
+
+        Applies the acks received since the last pump first (see `receive_payload`).
+        """
         now = self._now
+        self._collect(now)
         has_rtt = self._rtt.has_samples
         return ConnectionStatistics(
             rtt=self._rtt.rtt if has_rtt else 0.0,
@@ -389,7 +399,8 @@ class Connection:
     def receive_payload(self, data: bytes, now: float) -> None:
         """Take one decrypted payload from the peer; bad input is counted and dropped.
 
-        Pump the object afterwards (see `lagless.io.drive.pump`).
+        Its messages become events at once; its acks are applied at the next pump (see the
+        module docstring). Pump the object afterwards (see `lagless.io.drive.pump`).
         """
         if now > self._now:
             self._now = now
@@ -451,7 +462,9 @@ class Connection:
                 self._bandwidth.on_sent(now, len(payload))
             elif self._ack_due is None:
                 self._ack_due = now + self.config.ack_delay
-        self._collect(now)
+        ready = self._messages.ready
+        if ready:
+            self._take_ready(ready)
 
     def payloads_to_send(self, now: float) -> list[bytes]:
         """Return the payloads to hand to the netcode layer now (each ≤ 1200 bytes).
@@ -656,13 +669,17 @@ class Connection:
             delivered.clear()
         ready = messages.ready
         if ready:
-            client_index = self.client_index
-            connection_id = self.connection_id
-            self._events += [
-                MessageReceived(client_index, connection_id, channel, message_id, payload)
-                for channel, message_id, payload in ready
-            ]
-            ready.clear()
+            self._take_ready(ready)
+
+    def _take_ready(self, ready: list[tuple[int, int, bytes]]) -> None:
+        """Turn the message layer's delivered messages into `MessageReceived` events."""
+        client_index = self.client_index
+        connection_id = self.connection_id
+        self._events += [
+            MessageReceived(client_index, connection_id, channel, message_id, payload)
+            for channel, message_id, payload in ready
+        ]
+        ready.clear()
 
     def _on_outcomes(self, outcomes: list[Outcome], now: float) -> None:
         """Apply the outcomes of `AckTracker.take_outcomes`."""
