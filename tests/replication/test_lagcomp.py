@@ -183,3 +183,14 @@ def test_config_validation() -> None:
         LagCompConfig(time_tolerance=-1.0)
     with pytest.raises(ConfigError):
         HitHistory(0.0)
+
+
+def test_no_rewind_tests_the_newest_record() -> None:
+    comp = LagCompensator(LagCompConfig(time_tolerance=0.0))
+    moving_target(comp, 2.0)
+    now = 2.02  # between ticks: the newest record is at 2.0 s
+    at_present = HitClaim(SHOOTER, TARGET, (0.0, 0.0), aim_at(2.0))
+    assert comp.evaluate(at_present, now, rtt=0.0, interpolation_delay=0.0).time == 2.0
+    seen_earlier = HitClaim(SHOOTER, TARGET, (0.0, 0.0), aim_at(1.8))
+    verdict = comp.evaluate(seen_earlier, now, rtt=0.0, interpolation_delay=0.0)
+    assert verdict.reason is RejectReason.MISS  # without compensation the shooter must lead

@@ -27,6 +27,9 @@ Decisions:
       at the fire time or at the newest record (its inputs are applied on arrival)
       (``ORIGIN_MISMATCH``). A hit farther than ``weapon_range`` is ``OUT_OF_RANGE``; a target not
       in the history at any tested instant is ``TARGET_NOT_ALIVE``.
+    * An instant after the newest record (a claim judged between ticks, or with no rewind at all)
+      is tested at the newest record: the server's present
+      (``test_lagcomp.py::test_no_rewind_tests_the_newest_record``).
     * Records are kept ``history`` seconds (default 1 s, Valve's ``sv_maxunlag``); records must
       come in increasing time.
 """
@@ -401,7 +404,7 @@ class LagCompensator:
         if isinstance(times, RejectReason):
             return self._reject(times)
         seen = far = False
-        for t in times:
+        for t in (min(t, newest) for t in times):
             shape = self.history.shape_at(claim.target, t)
             if shape is None:
                 continue

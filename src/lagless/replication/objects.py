@@ -177,8 +177,8 @@ class WorldChanges:
 
     spawned: list[NetworkObject] = field(default_factory=list)
     """Objects spawned, in order."""
-    destroyed: list[tuple[int, type[NetworkObject]]] = field(default_factory=list)
-    """IDs and classes of destroyed objects, in order."""
+    destroyed: list[tuple[int, type[NetworkObject], int]] = field(default_factory=list)
+    """ID, class and former table row of each destroyed object, in order."""
     owners: dict[int, int | None] = field(default_factory=dict)
     """New owner by object ID."""
     blobs: dict[int, set[int]] = field(default_factory=dict)
@@ -301,10 +301,10 @@ class World:
         """
         if obj._world is not self:
             raise LocalProtocolError(f"{type(obj).__name__} {obj.id} is not alive in this world")
-        ident = obj.id
+        ident, row = obj.id, obj._row
         self._forget(obj)
         self._null_references(ident)
-        self._changes.destroyed.append((ident, type(obj)))
+        self._changes.destroyed.append((ident, type(obj), row))
 
     def set_owner(self, obj: NetworkObject, owner: int | None) -> None:
         """Transfer ownership of ``obj`` to client ``owner`` (None: server-owned)."""

@@ -423,6 +423,10 @@ class SnapshotEngine:
         for state in self._states.values():
             state.fit(self._slots)
             state.reset_client(slot)
+            live = state.table.ids[: state.table.size] >= 0
+            if self.policy is not None:
+                live &= state.policy_obj[: state.table.size] < 0
+            state.want[slot, : state.table.size] = live
 
     def remove_client(self, key: int) -> None:
         """Forget client ``key`` (no-op when unknown)."""
@@ -518,6 +522,14 @@ class SnapshotEngine:
         state = self._state(type(obj))
         if state.acked_seq[client.slot, obj._row] < 0:
             state.acked[client.slot, obj._row] = codes
+
+    def announced_clients(self, cls: type[NetworkObject], row: int) -> list[int]:
+        """Keys of the clients an object (by class and row) was announced to."""
+        state = self._states.get(cls)
+        if state is None:
+            return []
+        slots = np.flatnonzero(state.announced[: self._slots, row] > 0)
+        return [self._by_slot[int(s)].key for s in slots if int(s) in self._by_slot]
 
     def is_announced(self, key: int, obj: NetworkObject) -> bool:
         """Whether ``obj``'s announcement was sent to client ``key``."""
