@@ -1,0 +1,243 @@
+"""ReplicationServer and ReplicationClient over the simulated network (issue 13 item 7)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import pytest
+
+from lagless._types import SansIO
+from lagless.interest import AuraPolicy
+from lagless.netsim import LinkConfig
+from lagless.replication.client import ReplicationClient
+from lagless.replication.events import Target
+from lagless.replication.objects import Role, World
+from lagless.replication.server import ReplicationServer
+from lagless.replication.session import (
+    EventReceived,
+    ObjectAnnounced,
+    ObjectDestroyed,
+    OwnerChanged,
+    SnapshotReceived,
+    Welcomed,
+)
+from lagless.testing import check_sans_io
+from lagless.transport.client import Client
+from lagless.transport.netcode_client import NetcodeClientConfig
+from lagless.transport.netcode_server import NetcodeServerConfig
+from lagless.transport.server import Server
+
+from .helpers import (
+    CLASSES,
+    EVENTS,
+    PORT,
+    PROTOCOL_ID,
+    SERVER,
+    Fire,
+    Kind,
+    Ping,
+    Ship,
+    SimGame,
+    Station,
+)
+
+
+def _joined(game: SimGame, clients: int = 2) -> SimGame:
+    for n in range(1, clients + 1):
+        game.add_client(n)
+    game.run(1.0)
+    for client in game.clients:
+        assert client.obj.client_id is not None
+    return game
+
+
+def test_lifecycle_spawn_move_reference_destroy() -> None:
+    game = _joined(SimGame(link=LinkConfig(latency=0.02)))
+    a, b = game.clients
+    server = game.server.obj
+    station = server.spawn(Station, pos=(10.0, 10.0), name="alpha")
+    ship = server.spawn(Ship, pos=(0.0, 0.0), dock=station, kind=Kind.TRADER, pilot="ann")
+    game.run(0.5)
+    for step in range(20):
+        ship.pos = (0.25 * step, -0.1 * step)
+        ship.heading = 0.05 * step
+        game.run(0.05)
+    game.run(0.5)
+    for client in (a, b):
+        replica = client.obj.world.find(ship.id)
+        assert isinstance(replica, Ship)
+        assert replica.role is Role.PROXY
+        assert replica.pos == pytest.approx(ship.pos, abs=0.005)
+        assert replica.heading == pytest.approx(ship.heading, abs=0.002)
+        assert (replica.kind, replica.pilot, replica.hp) == (Kind.TRADER, "ann", 100)
+        dock = replica.resolve(replica.dock)
+        assert isinstance(dock, Station)
+        assert dock.name == "alpha"
+        assert dock.id == station.id
+    events = game.client_events[0]
+    announced = [e.obj.id for e in events if isinstance(e, ObjectAnnounced)]
+    assert announced.index(station.id) < announced.index(ship.id)  # depending: station first
+    assert any(isinstance(e, SnapshotReceived) for e in events)
+    sid = station.id
+    server.destroy(station)
+    game.run(0.5)
+    for client in (a, b):
+        assert client.obj.world.find(sid) is None
+        replica = client.obj.world.find(ship.id)
+        assert replica is not None
+        assert replica.resolve(replica.dock) is None
+    assert any(isinstance(e, ObjectDestroyed) and e.ident == sid for e in events)
+    assert server.drops.total() == 0
+
+
+def test_owner_writes_own_fields_and_ownership_transfer() -> None:
+    game = _joined(SimGame(link=LinkConfig(latency=0.01)))
+    a, b = game.clients
+    server = game.server.obj
+    ship = server.spawn(Ship, owner=a.obj.client_id, pos=(1.0, 1.0))
+    game.run(0.5)
+    mine = a.obj.world.find(ship.id)
+    theirs = b.obj.world.find(ship.id)
+    assert mine is not None
+    assert theirs is not None
+    assert mine.role is Role.OWNER
+    assert theirs.role is Role.PROXY
+    mine.aim = 1.25
+    with pytest.raises(Exception, match="written by the authority"):
+        mine.pos = (5.0, 5.0)
+    with pytest.raises(Exception, match="role is proxy"):
+        theirs.aim = 0.5
+    game.run(0.5)
+    assert ship.aim == pytest.approx(1.25, abs=0.001)
+    assert theirs.aim == pytest.approx(1.25, abs=0.001)
+    server.set_owner(ship, b.obj.client_id)
+    game.run(0.5)
+    assert mine.role is Role.PROXY
+    assert theirs.role is Role.OWNER
+    assert any(isinstance(e, OwnerChanged) for e in game.client_events[1])
+    mine.role = Role.OWNER  # a client that ignores the transfer cannot write any more
+    mine.aim = -2.0
+    game.run(0.5)
+    assert ship.aim == pytest.approx(1.25, abs=0.001)
+    assert game.server.obj.drops["not_owner"] >= 1
+
+
+def test_events_targets_and_stamps() -> None:
+    game = _joined(SimGame(link=LinkConfig(latency=0.01)), clients=3)
+    a, b, c = game.clients
+    server = game.server.obj
+    ship = server.spawn(Ship, owner=b.obj.client_id)
+    game.run(0.5)
+    now = game.now
+    a.poke(lambda cl: cl.send_event(Fire(power=42.0, shooter=ship.id), Target.owner_of(ship), now))
+    a.poke(lambda cl: cl.send_event(Ping(note="hi"), Target.everyone(), now))
+    server.send_event(Fire(power=1.0), Target.all_but_owner(ship), now)
+    c_id = c.obj.client_id
+    assert c_id is not None
+    server.send_event(Fire(power=2.0), Target.set([c_id]), now)
+    a.poke(lambda cl: cl.send_event(Fire(power=3.0), Target.server(), now))
+    game.run(0.5)
+
+    def got(events: list[object]) -> list[tuple[float, int | None]]:
+        return [
+            (round(getattr(e.event, "power", -1.0), 1), e.sender)
+            for e in events
+            if isinstance(e, EventReceived)
+        ]
+
+    a_id = a.obj.client_id
+    assert sorted(got(game.client_events[0]), key=str) == [(1.0, None)]
+    assert sorted(got(game.client_events[1]), key=str) == sorted(
+        [(42.0, a_id), (-1.0, a_id)], key=str
+    )
+    assert sorted(got(game.client_events[2]), key=str) == sorted(
+        [(-1.0, a_id), (1.0, None), (2.0, None)], key=str
+    )
+    server_got = got(game.server_events)
+    assert sorted(server_got, key=str) == sorted([(3.0, a_id), (-1.0, a_id)], key=str)
+    fire = next(
+        e
+        for e in game.client_events[1]
+        if isinstance(e, EventReceived) and e.event.class_id == "Fire"
+    )
+    assert b.obj.world.resolve(fire.event.shooter) is b.obj.world.find(ship.id)
+    assert abs(fire.time - now) < 0.05  # sender's synchronised time
+
+
+def test_lossy_link_converges_with_delta() -> None:
+    game = _joined(SimGame(link=LinkConfig(latency=0.03, loss=0.2), seed=5), clients=2)
+    server = game.server.obj
+    ships = [server.spawn(Ship, pos=(float(i), 0.0), vel=(1.0, 0.5)) for i in range(30)]
+    game.run(1.0)
+    for step in range(60):
+        for i, ship in enumerate(ships):
+            ship.pos = (i + 0.1 * step, 0.05 * step)
+        game.run(0.05)
+    game.run(1.5)
+    for client in game.clients:
+        for ship in ships:
+            replica = client.obj.world.find(ship.id)
+            assert replica is not None
+            assert replica.pos == pytest.approx(ship.pos, abs=0.005)
+    engine = server.engine
+    assert engine.records_sent > 0
+    assert engine.record_bits / engine.records_sent < 40  # mostly deltas despite 20 % loss
+
+
+def test_interest_policy_limits_relevance() -> None:
+    game = SimGame(link=LinkConfig(latency=0.01), policy=AuraPolicy(50.0))
+    _joined(game)
+    a, b = game.clients
+    server = game.server.obj
+    assert a.obj.client_id is not None
+    assert b.obj.client_id is not None
+    avatar_a = server.spawn(Ship, owner=a.obj.client_id, pos=(0.0, 0.0))
+    avatar_b = server.spawn(Ship, owner=b.obj.client_id, pos=(500.0, 0.0))
+    near_a = server.spawn(Station, pos=(20.0, 0.0), name="near a")
+    near_b = server.spawn(Station, pos=(520.0, 0.0), name="near b")
+    game.run(1.0)
+    world_a, world_b = a.obj.world, b.obj.world
+    assert world_a.find(near_a.id) is not None
+    assert world_a.find(near_b.id) is None
+    assert world_b.find(near_b.id) is not None
+    assert world_b.find(near_a.id) is None
+    assert world_a.find(avatar_b.id) is None
+    avatar_b.pos = (10.0, 0.0)  # b flies over to a: it becomes relevant to a
+    game.run(1.0)
+    assert world_a.find(avatar_b.id) is not None
+    assert world_a.find(avatar_b.id).pos == pytest.approx((10.0, 0.0), abs=0.005)  # type: ignore[union-attr]
+    assert world_a.find(avatar_a.id) is not None
+
+
+def test_client_leaving_and_sans_io_contract() -> None:
+    game = _joined(SimGame(link=LinkConfig(latency=0.01)))
+    a, _ = game.clients
+    events = game.client_events[0]
+    assert any(isinstance(e, Welcomed) for e in events)
+    a.poke(lambda c: c.transport.disconnect())
+    game.run(1.0)
+    assert len(game.server.obj.clients) == 1
+
+
+def _server(now: float) -> ReplicationServer:
+    transport = Server(
+        config=NetcodeServerConfig(
+            protocol_id=PROTOCOL_ID, public_address=(SERVER, PORT), insecure=True
+        ),
+        random_bytes=random.Random(int(now)).randbytes,
+    )
+    return ReplicationServer(transport, World(CLASSES), events=EVENTS)
+
+
+def _client(now: float) -> ReplicationClient:
+    transport = Client(config=NetcodeClientConfig(insecure=True))
+    transport.connect_insecure(
+        server_addresses=[(SERVER, PORT)], protocol_id=PROTOCOL_ID, client_id=9, now=now
+    )
+    return ReplicationClient(transport, World(CLASSES), events=EVENTS)
+
+
+@pytest.mark.parametrize("factory", [_server, _client], ids=["server", "client"])
+def test_sans_io_contract(factory: Callable[[float], SansIO]) -> None:
+    check_sans_io(factory, rng=random.Random(7))
