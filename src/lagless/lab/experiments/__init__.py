@@ -11,6 +11,8 @@ from __future__ import annotations
 from lagless.lab.experiments import gossip as gossip
 from lagless.lab.experiments import netsim as netsim
 from lagless.lab.experiments import realtime as realtime
+from lagless.lab.experiments import replication_lagcomp as replication_lagcomp
+from lagless.lab.experiments import replication_prediction as replication_prediction
 from lagless.lab.experiments import replication_x4 as replication_x4
 from lagless.lab.experiments import vfc as vfc
 
