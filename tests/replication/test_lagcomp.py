@@ -8,13 +8,13 @@ import pytest
 
 from lagless.errors import ConfigError, LocalProtocolError
 from lagless.replication.lagcomp import (
-    Box,
-    Circle,
+    HitBox,
+    HitCircle,
     HitClaim,
     HitHistory,
+    HitRejectReason,
     LagCompConfig,
     LagCompensator,
-    RejectReason,
     interpolate_shape,
     ray_distance,
 )
@@ -24,13 +24,13 @@ SHOOTER, TARGET = 1, 2
 
 
 def test_ray_distance_circle_and_box() -> None:
-    circle = Circle(10.0, 0.0, 1.0)
+    circle = HitCircle(10.0, 0.0, 1.0)
     assert ray_distance(circle, (0.0, 0.0), (1.0, 0.0)) == pytest.approx(9.0)
     assert ray_distance(circle, (0.0, 0.0), (-1.0, 0.0)) is None  # behind the shooter
     assert ray_distance(circle, (0.0, 1.5), (1.0, 0.0)) is None
     assert ray_distance(circle, (0.0, 1.5), (1.0, 0.0), margin=0.6) is not None
     assert ray_distance(circle, (10.0, 0.5), (0.0, 1.0)) == 0.0  # starts inside
-    box = Box(10.0, 0.0, 1.0, 2.0)
+    box = HitBox(10.0, 0.0, 1.0, 2.0)
     assert ray_distance(box, (0.0, 1.9), (2.0, 0.0)) == pytest.approx(9.0)
     assert ray_distance(box, (0.0, 2.1), (1.0, 0.0)) is None
     assert ray_distance(box, (10.0, -5.0), (0.0, 1.0)) == pytest.approx(3.0)
@@ -40,20 +40,22 @@ def test_ray_distance_circle_and_box() -> None:
 
 
 def test_interpolate_shape() -> None:
-    assert interpolate_shape(Circle(0, 0, 1), Circle(2, 4, 3), 0.5) == Circle(1, 2, 2)
-    assert interpolate_shape(Box(0, 0, 1, 1), Box(2, 2, 1, 3), 0.25) == Box(0.5, 0.5, 1, 1.5)
-    assert interpolate_shape(Circle(0, 0, 1), Box(2, 2, 1, 1), 0.75) == Box(2, 2, 1, 1)
+    assert interpolate_shape(HitCircle(0, 0, 1), HitCircle(2, 4, 3), 0.5) == HitCircle(1, 2, 2)
+    assert interpolate_shape(HitBox(0, 0, 1, 1), HitBox(2, 2, 1, 3), 0.25) == HitBox(
+        0.5, 0.5, 1, 1.5
+    )
+    assert interpolate_shape(HitCircle(0, 0, 1), HitBox(2, 2, 1, 1), 0.75) == HitBox(2, 2, 1, 1)
 
 
 def test_history_interpolates_and_forgets() -> None:
     history = HitHistory(1.0)
     for i in range(41):
-        shapes = {TARGET: Circle(float(i), 0.0, 0.5)}
+        shapes = {TARGET: HitCircle(float(i), 0.0, 0.5)}
         if i < 20:
-            shapes[3] = Circle(0.0, float(i), 0.5)
+            shapes[3] = HitCircle(0.0, float(i), 0.5)
         history.record(i * TICK, shapes)
     target = history.shape_at(TARGET, 1.525)
-    assert isinstance(target, Circle)
+    assert isinstance(target, HitCircle)
     assert target.x == pytest.approx(30.5)
     assert history.shape_at(3, 0.95) is not None
     assert history.shape_at(3, 0.975) is None  # gone at 1.0 s: not in both records
@@ -69,7 +71,7 @@ def moving_target(comp: LagCompensator, until: float) -> None:
     """Target runs along +y at 10 m/s at x = 20; the shooter stands at the origin."""
     t = 0.0
     while t <= until + 1e-9:
-        comp.record(t, {SHOOTER: Circle(0.0, 0.0, 0.5), TARGET: Circle(20.0, 10.0 * t, 0.5)})
+        comp.record(t, {SHOOTER: HitCircle(0.0, 0.0, 0.5), TARGET: HitCircle(20.0, 10.0 * t, 0.5)})
         t = round(t + TICK, 9)
 
 
@@ -99,9 +101,9 @@ def test_stamped_claim_hits_where_the_shooter_saw_the_target() -> None:
         rtt=0.0,
         interpolation_delay=0.0,
     )
-    assert direct.reason is RejectReason.MISS
+    assert direct.reason is HitRejectReason.MISS
     assert comp.accepted == 1
-    assert comp.rejected() == {RejectReason.MISS: 1}
+    assert comp.rejected() == {HitRejectReason.MISS: 1}
 
 
 def test_unstamped_claim_searches_the_window() -> None:
@@ -114,7 +116,7 @@ def test_unstamped_claim_searches_the_window() -> None:
     assert verdict.time is not None
     assert abs(verdict.time - 1.76) <= 0.05
     far = HitClaim(SHOOTER, TARGET, (0.0, 0.0), aim_at(1.6))
-    assert comp.evaluate(far, 2.0, rtt=0.2, interpolation_delay=0.1).reason is RejectReason.MISS
+    assert comp.evaluate(far, 2.0, rtt=0.2, interpolation_delay=0.1).reason is HitRejectReason.MISS
 
 
 def test_impossible_claims_rejected_by_reason() -> None:
@@ -122,26 +124,32 @@ def test_impossible_claims_rejected_by_reason() -> None:
     moving_target(comp, 2.0)
     now, rtt, interp = 2.0, 0.2, 0.1
 
-    def judge(claim: HitClaim, *, rtt: float = rtt) -> RejectReason | None:
+    def judge(claim: HitClaim, *, rtt: float = rtt) -> HitRejectReason | None:
         return comp.evaluate(claim, now, rtt=rtt, interpolation_delay=interp).reason
 
     origin = (0.0, 0.0)
-    assert judge(HitClaim(SHOOTER, TARGET, origin, aim_at(2.0), 2.1)) is RejectReason.FROM_FUTURE
-    assert judge(HitClaim(SHOOTER, TARGET, origin, aim_at(1.4), 1.4)) is RejectReason.TOO_OLD
-    assert judge(HitClaim(SHOOTER, TARGET, origin, aim_at(1.6), 1.6)) is RejectReason.TIME_MISMATCH
-    assert judge(HitClaim(SHOOTER, TARGET, origin, (-1.0, 0.0), 1.8)) is RejectReason.MISS
+    assert judge(HitClaim(SHOOTER, TARGET, origin, aim_at(2.0), 2.1)) is HitRejectReason.FROM_FUTURE
+    assert judge(HitClaim(SHOOTER, TARGET, origin, aim_at(1.4), 1.4)) is HitRejectReason.TOO_OLD
+    assert (
+        judge(HitClaim(SHOOTER, TARGET, origin, aim_at(1.6), 1.6)) is HitRejectReason.TIME_MISMATCH
+    )
+    assert judge(HitClaim(SHOOTER, TARGET, origin, (-1.0, 0.0), 1.8)) is HitRejectReason.MISS
     assert (
         judge(HitClaim(SHOOTER, TARGET, (5.0, 5.0), aim_at(1.8), 1.8))
-        is RejectReason.ORIGIN_MISMATCH
+        is HitRejectReason.ORIGIN_MISMATCH
     )
-    assert judge(HitClaim(9, TARGET, origin, aim_at(1.8), 1.8)) is RejectReason.SHOOTER_NOT_ALIVE
-    assert judge(HitClaim(SHOOTER, 9, origin, aim_at(1.8), 1.8)) is RejectReason.TARGET_NOT_ALIVE
-    assert judge(HitClaim(SHOOTER, TARGET, origin, aim_at(1.8), 1.8)) is RejectReason.OUT_OF_RANGE
-    assert judge(HitClaim(SHOOTER, SHOOTER, origin, aim_at(1.8), 1.8)) is RejectReason.MALFORMED
-    assert judge(HitClaim(SHOOTER, TARGET, origin, (0.0, 0.0), 1.8)) is RejectReason.MALFORMED
-    assert judge(HitClaim(SHOOTER, TARGET, origin, aim_at(1.8), math.nan)) is RejectReason.MALFORMED
+    assert judge(HitClaim(9, TARGET, origin, aim_at(1.8), 1.8)) is HitRejectReason.SHOOTER_NOT_ALIVE
+    assert judge(HitClaim(SHOOTER, 9, origin, aim_at(1.8), 1.8)) is HitRejectReason.TARGET_NOT_ALIVE
+    assert (
+        judge(HitClaim(SHOOTER, TARGET, origin, aim_at(1.8), 1.8)) is HitRejectReason.OUT_OF_RANGE
+    )
+    assert judge(HitClaim(SHOOTER, SHOOTER, origin, aim_at(1.8), 1.8)) is HitRejectReason.MALFORMED
+    assert judge(HitClaim(SHOOTER, TARGET, origin, (0.0, 0.0), 1.8)) is HitRejectReason.MALFORMED
+    assert (
+        judge(HitClaim(SHOOTER, TARGET, origin, aim_at(1.8), math.nan)) is HitRejectReason.MALFORMED
+    )
     assert judge(HitClaim(SHOOTER, TARGET, origin, aim_at(1.8), 1.8), rtt=math.inf) is (
-        RejectReason.MALFORMED
+        HitRejectReason.MALFORMED
     )
     assert comp.accepted == 0
     assert sum(comp.rejected().values()) == 12
@@ -151,20 +159,20 @@ def test_dead_target_and_dead_shooter() -> None:
     comp = LagCompensator()
     for i in range(21):
         t = i * TICK
-        shapes = {SHOOTER: Circle(0.0, 0.0, 0.5)} if t < 0.8 else {}
+        shapes = {SHOOTER: HitCircle(0.0, 0.0, 0.5)} if t < 0.8 else {}
         if t < 0.5:
-            shapes[TARGET] = Box(10.0, 0.0, 0.5, 0.5)
+            shapes[TARGET] = HitBox(10.0, 0.0, 0.5, 0.5)
         comp.record(t, shapes)
     # the target died at 0.5 s: a shot seen at 0.45 s still counts, one at 0.6 s does not
     hit = HitClaim(SHOOTER, TARGET, (0.0, 0.0), (1.0, 0.0), 0.45)
     assert comp.evaluate(hit, 0.55, rtt=0.0, interpolation_delay=0.1).accepted
     late = HitClaim(SHOOTER, TARGET, (0.0, 0.0), (1.0, 0.0), 0.6)
     assert comp.evaluate(late, 0.7, rtt=0.0, interpolation_delay=0.1).reason is (
-        RejectReason.TARGET_NOT_ALIVE
+        HitRejectReason.TARGET_NOT_ALIVE
     )
     ghost = HitClaim(SHOOTER, TARGET, (0.0, 0.0), (1.0, 0.0), 0.45)
     assert comp.evaluate(ghost, 1.0, rtt=0.0, interpolation_delay=0.55).reason is (
-        RejectReason.SHOOTER_NOT_ALIVE
+        HitRejectReason.SHOOTER_NOT_ALIVE
     )
 
 
@@ -172,7 +180,7 @@ def test_empty_history_rejects() -> None:
     comp = LagCompensator()
     claim = HitClaim(SHOOTER, TARGET, (0.0, 0.0), (1.0, 0.0), 0.0)
     assert comp.evaluate(claim, 0.0, rtt=0.0, interpolation_delay=0.0).reason is (
-        RejectReason.SHOOTER_NOT_ALIVE
+        HitRejectReason.SHOOTER_NOT_ALIVE
     )
 
 
@@ -193,4 +201,4 @@ def test_no_rewind_tests_the_newest_record() -> None:
     assert comp.evaluate(at_present, now, rtt=0.0, interpolation_delay=0.0).time == 2.0
     seen_earlier = HitClaim(SHOOTER, TARGET, (0.0, 0.0), aim_at(1.8))
     verdict = comp.evaluate(seen_earlier, now, rtt=0.0, interpolation_delay=0.0)
-    assert verdict.reason is RejectReason.MISS  # without compensation the shooter must lead
+    assert verdict.reason is HitRejectReason.MISS  # without compensation the shooter must lead

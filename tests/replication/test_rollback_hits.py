@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from lagless.errors import ConfigError, LocalProtocolError
-from lagless.replication.rollback_hits import DEFAULT_WINDOW, DropReason, Kill, KillArbiter
+from lagless.replication.rollback_hits import DEFAULT_KILL_WINDOW, Kill, KillArbiter, KillDropReason
 
 A, B, C, D = 1, 2, 3, 4
 
 
 def test_default_window_is_the_umts_latency() -> None:
-    assert DEFAULT_WINDOW == 0.170
+    assert DEFAULT_KILL_WINDOW == 0.170
     assert KillArbiter().window == 0.170
 
 
@@ -24,12 +24,12 @@ def test_spec_example() -> None:
     assert arbiter.next_deadline() == pytest.approx(10.22)
     first = arbiter.release(10.22)
     assert [(d.kill, d.committed, d.reason) for d in first] == [
-        (Kill(B, C, 10.00), False, DropReason.SHOOTER_DEAD)
+        (Kill(B, C, 10.00), False, KillDropReason.SHOOTER_DEAD)
     ]
     second = arbiter.release(10.32)
     assert [(d.kill, d.committed) for d in second] == [(Kill(A, B, 9.98), True)]
     assert arbiter.committed == 1
-    assert arbiter.dropped() == {DropReason.SHOOTER_DEAD: 1}
+    assert arbiter.dropped() == {KillDropReason.SHOOTER_DEAD: 1}
     assert arbiter.held == 0
 
 
@@ -50,7 +50,7 @@ def test_victim_already_dead() -> None:
     decisions = arbiter.release(6.0)
     assert [(d.kill.shooter, d.committed, d.reason) for d in decisions] == [
         (B, True, None),
-        (A, False, DropReason.VICTIM_DEAD),
+        (A, False, KillDropReason.VICTIM_DEAD),
     ]
 
 
@@ -69,7 +69,7 @@ def test_chain_reinstates_a_kill() -> None:
     arbiter.submit(Kill(D, A, 1.8), now=2.07)
     decisions = {d.kill.shooter: d for d in arbiter.release(3.0)}
     assert decisions[D].committed
-    assert decisions[A].reason is DropReason.SHOOTER_DEAD
+    assert decisions[A].reason is KillDropReason.SHOOTER_DEAD
     assert decisions[B].committed
 
 
@@ -78,13 +78,13 @@ def test_committed_death_and_respawn() -> None:
     arbiter.submit(Kill(A, B, 1.0), now=1.0)
     arbiter.release(1.0)
     arbiter.submit(Kill(B, C, 2.0), now=2.0)  # B is dead
-    assert arbiter.release(2.0)[0].reason is DropReason.SHOOTER_DEAD
+    assert arbiter.release(2.0)[0].reason is KillDropReason.SHOOTER_DEAD
     arbiter.respawn(B, 3.0)
     arbiter.submit(Kill(B, C, 3.5), now=3.5)
     arbiter.submit(Kill(C, B, 2.5), now=3.5)  # B was still dead at 2.5 s
     decisions = arbiter.release(3.5)
     assert [(d.kill.shooter, d.reason) for d in decisions] == [
-        (C, DropReason.VICTIM_DEAD),
+        (C, KillDropReason.VICTIM_DEAD),
         (B, None),
     ]
 

@@ -37,7 +37,7 @@ from typing import Final, Generic, TypeVar
 
 from lagless.errors import LaglessError, LocalProtocolError
 
-__all__ = ["NO_ID", "IdOverflowError", "IdPool", "IdRef", "IdState", "IdTakenError"]
+__all__ = ["NO_ID", "NULL_REF", "IdOverflowError", "IdPool", "IdRef", "IdState", "IdTakenError"]
 
 NO_ID: Final = -1  # the invalid ID (thesis ``InvalidID``); never issued
 T = TypeVar("T")

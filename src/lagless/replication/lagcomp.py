@@ -6,8 +6,8 @@ the hit shapes of every live entity each tick (``HitHistory``, at least 1 s); a 
 shot along this ray and hit B") is evaluated where the shooter saw the world: at its view time,
 ``server time - interpolation delay - RTT/2``, with the other entities moved back to where they
 were then (interpolated between the recorded ticks, as the client's interpolating display drew
-them). Impossible claims are rejected and counted by ``RejectReason``. Shapes are 2D circles and
-axis-aligned boxes (``Circle``, ``Box``); units are metres and seconds (server time).
+them). Impossible claims are rejected and counted by ``HitRejectReason``. Shapes are 2D circles and
+axis-aligned boxes (``HitCircle``, ``HitBox``); units are metres and seconds (server time).
 
 Decisions:
     * A claim may carry the view time the client stamped (its render time in synchronised server
@@ -48,15 +48,15 @@ from typing import Final
 from lagless.errors import ConfigError, LocalProtocolError
 
 __all__ = [
-    "Box",
-    "Circle",
+    "HitBox",
+    "HitCircle",
     "HitClaim",
     "HitHistory",
+    "HitRejectReason",
+    "HitShape",
     "HitVerdict",
     "LagCompConfig",
     "LagCompensator",
-    "RejectReason",
-    "Shape",
     "interpolate_shape",
     "ray_distance",
 ]
@@ -65,7 +65,7 @@ _TIME_EPSILON: Final = 1e-9  # s: records closer than this count as the same ins
 
 
 @dataclass(frozen=True, slots=True)
-class Circle:
+class HitCircle:
     """A hit circle: centre (m) and radius (m)."""
 
     x: float
@@ -74,7 +74,7 @@ class Circle:
 
 
 @dataclass(frozen=True, slots=True)
-class Box:
+class HitBox:
     """An axis-aligned hit box: centre (m) and half extents (m)."""
 
     x: float
@@ -83,26 +83,26 @@ class Box:
     half_height: float
 
 
-Shape = Circle | Box
+HitShape = HitCircle | HitBox
 """A 2D hit shape."""
 
 
-def interpolate_shape(a: Shape, b: Shape, fraction: float) -> Shape:
+def interpolate_shape(a: HitShape, b: HitShape, fraction: float) -> HitShape:
     """Return the shape ``fraction`` of the way from ``a`` to ``b`` (linear in every field).
 
     Args:
-        a: Shape at fraction 0.
-        b: Shape at fraction 1; if its kind differs from ``a``'s, the nearer one is returned.
+        a: HitShape at fraction 0.
+        b: HitShape at fraction 1; if its kind differs from ``a``'s, the nearer one is returned.
         fraction: In [0, 1].
     """
-    if isinstance(a, Circle) and isinstance(b, Circle):
-        return Circle(
+    if isinstance(a, HitCircle) and isinstance(b, HitCircle):
+        return HitCircle(
             a.x + (b.x - a.x) * fraction,
             a.y + (b.y - a.y) * fraction,
             a.radius + (b.radius - a.radius) * fraction,
         )
-    if isinstance(a, Box) and isinstance(b, Box):
-        return Box(
+    if isinstance(a, HitBox) and isinstance(b, HitBox):
+        return HitBox(
             a.x + (b.x - a.x) * fraction,
             a.y + (b.y - a.y) * fraction,
             a.half_width + (b.half_width - a.half_width) * fraction,
@@ -112,7 +112,10 @@ def interpolate_shape(a: Shape, b: Shape, fraction: float) -> Shape:
 
 
 def ray_distance(
-    shape: Shape, origin: tuple[float, float], direction: tuple[float, float], margin: float = 0.0
+    shape: HitShape,
+    origin: tuple[float, float],
+    direction: tuple[float, float],
+    margin: float = 0.0,
 ) -> float | None:
     """Return the distance along a ray to where it enters ``shape`` (0 if it starts inside).
 
@@ -128,7 +131,7 @@ def ray_distance(
     ox, oy = origin
     length = math.hypot(*direction)
     dx, dy = direction[0] / length, direction[1] / length
-    if isinstance(shape, Circle):
+    if isinstance(shape, HitCircle):
         cx, cy, r = shape.x - ox, shape.y - oy, shape.radius + margin
         along = cx * dx + cy * dy
         closest2 = cx * cx + cy * cy - along * along
@@ -152,7 +155,7 @@ def ray_distance(
     return max(0.0, near)
 
 
-def _centre(shape: Shape) -> tuple[float, float]:
+def _centre(shape: HitShape) -> tuple[float, float]:
     return shape.x, shape.y
 
 
@@ -169,7 +172,7 @@ class HitHistory:
             raise ConfigError(f"history must be a finite number > 0 s, got {history!r}")
         self.history = history
         self._times: list[float] = []
-        self._shapes: list[Mapping[int, Shape]] = []
+        self._shapes: list[Mapping[int, HitShape]] = []
 
     @property
     def oldest(self) -> float | None:
@@ -181,7 +184,7 @@ class HitHistory:
         """Time of the newest record (s), or ``None``."""
         return self._times[-1] if self._times else None
 
-    def record(self, time: float, shapes: Mapping[int, Shape]) -> None:
+    def record(self, time: float, shapes: Mapping[int, HitShape]) -> None:
         """Record the shapes of the live entities at ``time`` and forget records too old.
 
         Args:
@@ -207,7 +210,7 @@ class HitHistory:
             bisect.bisect_right(self._times, lo) : bisect.bisect_left(self._times, hi)
         ]
 
-    def shape_at(self, entity: int, time: float) -> Shape | None:
+    def shape_at(self, entity: int, time: float) -> HitShape | None:
         """Return ``entity``'s shape at ``time``, interpolated between the bracketing records.
 
         Args:
@@ -232,7 +235,7 @@ class HitHistory:
         return interpolate_shape(a, b, (time - times[i - 1]) / (times[i] - times[i - 1]))
 
 
-class RejectReason(enum.Enum):
+class HitRejectReason(enum.Enum):
     """Why a hit claim was rejected."""
 
     MALFORMED = "malformed"
@@ -277,7 +280,7 @@ class HitVerdict:
 
     accepted: bool
     """True if the hit stands."""
-    reason: RejectReason | None
+    reason: HitRejectReason | None
     """Why it was rejected, ``None`` if accepted."""
     time: float | None
     """The instant (server time, s) the hit was found at, ``None`` if rejected."""
@@ -341,25 +344,25 @@ class LagCompensator:
         self.config = config if config is not None else LagCompConfig()
         self.history = HitHistory(self.config.history)
         self._accepted = 0
-        self._rejected: Counter[RejectReason] = Counter()
+        self._rejected: Counter[HitRejectReason] = Counter()
 
-    def record(self, now: float, shapes: Mapping[int, Shape]) -> None:
+    def record(self, now: float, shapes: Mapping[int, HitShape]) -> None:
         """Record this tick's shapes of the live entities (``HitHistory.record``)."""
         self.history.record(now, shapes)
 
-    def _reject(self, reason: RejectReason) -> HitVerdict:
+    def _reject(self, reason: HitRejectReason) -> HitVerdict:
         self._rejected[reason] += 1
         return HitVerdict(False, reason, None, None)
 
-    def _times(self, claim: HitClaim, now: float, estimate: float) -> list[float] | RejectReason:
+    def _times(self, claim: HitClaim, now: float, estimate: float) -> list[float] | HitRejectReason:
         cfg = self.config
         if claim.view_time is not None:
             if claim.view_time > now + cfg.future_tolerance:
-                return RejectReason.FROM_FUTURE
+                return HitRejectReason.FROM_FUTURE
             if now - claim.view_time > cfg.max_rewind:
-                return RejectReason.TOO_OLD
+                return HitRejectReason.TOO_OLD
             if abs(claim.view_time - estimate) > cfg.time_tolerance:
-                return RejectReason.TIME_MISMATCH
+                return HitRejectReason.TIME_MISMATCH
             return [claim.view_time]
         centre = min(now, max(estimate, now - cfg.max_rewind))
         lo = max(centre - cfg.time_tolerance, now - cfg.max_rewind)
@@ -388,20 +391,20 @@ class LagCompensator:
             or claim.direction == (0.0, 0.0)
             or claim.shooter == claim.target
         ):
-            return self._reject(RejectReason.MALFORMED)
+            return self._reject(HitRejectReason.MALFORMED)
         newest = self.history.newest
         if newest is None:
-            return self._reject(RejectReason.SHOOTER_NOT_ALIVE)
+            return self._reject(HitRejectReason.SHOOTER_NOT_ALIVE)
         fire = min(now - rtt / 2.0, newest)
         shooter = self.history.shape_at(claim.shooter, fire)
         if shooter is None:
-            return self._reject(RejectReason.SHOOTER_NOT_ALIVE)
+            return self._reject(HitRejectReason.SHOOTER_NOT_ALIVE)
         latest = self.history.shape_at(claim.shooter, newest)
         distances = [math.dist(claim.origin, _centre(s)) for s in (shooter, latest) if s]
         if min(distances) > cfg.origin_tolerance:
-            return self._reject(RejectReason.ORIGIN_MISMATCH)
+            return self._reject(HitRejectReason.ORIGIN_MISMATCH)
         times = self._times(claim, now, now - interpolation_delay - rtt / 2.0)
-        if isinstance(times, RejectReason):
+        if isinstance(times, HitRejectReason):
             return self._reject(times)
         seen = far = False
         for t in (min(t, newest) for t in times):
@@ -418,14 +421,14 @@ class LagCompensator:
             self._accepted += 1
             return HitVerdict(True, None, t, now - t)
         if not seen:
-            return self._reject(RejectReason.TARGET_NOT_ALIVE)
-        return self._reject(RejectReason.OUT_OF_RANGE if far else RejectReason.MISS)
+            return self._reject(HitRejectReason.TARGET_NOT_ALIVE)
+        return self._reject(HitRejectReason.OUT_OF_RANGE if far else HitRejectReason.MISS)
 
     @property
     def accepted(self) -> int:
         """Claims accepted so far."""
         return self._accepted
 
-    def rejected(self) -> Mapping[RejectReason, int]:
+    def rejected(self) -> Mapping[HitRejectReason, int]:
         """Return the rejected claims by reason."""
         return MappingProxyType(dict(self._rejected))

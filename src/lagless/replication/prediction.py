@@ -61,7 +61,6 @@ __all__ = [
     "MAX_INPUT_DT",
     "BlendConfig",
     "BlendKind",
-    "Codec",
     "InputFrame",
     "InputServer",
     "InputServerStats",
@@ -69,6 +68,7 @@ __all__ = [
     "PredictionConfig",
     "PredictionStats",
     "ServerReport",
+    "ValueCodec",
     "decode_input_packet",
     "decode_server_report",
     "encode_input_packet",
@@ -91,7 +91,7 @@ _TICK_BITS: Final = 32
 _MS: Final = 1000.0
 
 
-class Codec(Protocol[T]):
+class ValueCodec(Protocol[T]):
     """Turns a game value (an input or a state) into bytes and back."""
 
     def encode(self, value: T) -> bytes:
@@ -386,8 +386,8 @@ class PredictionClient(Generic[S, I]):
         *,
         step: Callable[[S, I, float], S],
         position: Callable[[S], Sequence[float]],
-        input_codec: Codec[I],
-        state_codec: Codec[S],
+        input_codec: ValueCodec[I],
+        state_codec: ValueCodec[S],
         config: PredictionConfig | None = None,
     ) -> None:
         """Create a client that has applied no input."""
@@ -589,8 +589,8 @@ class InputServer(Generic[S, I]):
         initial: S,
         *,
         step: Callable[[S, I, float], S],
-        input_codec: Codec[I],
-        state_codec: Codec[S],
+        input_codec: ValueCodec[I],
+        state_codec: ValueCodec[S],
         config: PredictionConfig | None = None,
         on_input: Callable[[int, S], None] | None = None,
     ) -> None:

@@ -37,14 +37,14 @@ from typing import Final
 from lagless.errors import ConfigError, LocalProtocolError
 
 __all__ = [
-    "DEFAULT_WINDOW",
-    "DropReason",
+    "DEFAULT_KILL_WINDOW",
     "Kill",
     "KillArbiter",
     "KillDecision",
+    "KillDropReason",
 ]
 
-DEFAULT_WINDOW: Final = 0.170  # s: spec 000 §5.2.3, the typical Neutron UMTS one-way latency
+DEFAULT_KILL_WINDOW: Final = 0.170  # s: spec 000 §5.2.3, the typical Neutron UMTS one-way latency
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +56,7 @@ class Kill:
     time: float
 
 
-class DropReason(enum.Enum):
+class KillDropReason(enum.Enum):
     """Why a kill was dropped."""
 
     SHOOTER_DEAD = "shooter_dead"
@@ -73,7 +73,7 @@ class KillDecision:
     """The kill."""
     committed: bool
     """True: propagate it. False: it was dropped."""
-    reason: DropReason | None
+    reason: KillDropReason | None
     """Why it was dropped, ``None`` if committed."""
     decided_at: float
     """Server time of the decision (s)."""
@@ -93,7 +93,7 @@ class KillArbiter:
         window: Hold time (s), ≥ 0 (0 decides every kill on its first ``release``).
     """
 
-    def __init__(self, window: float = DEFAULT_WINDOW) -> None:
+    def __init__(self, window: float = DEFAULT_KILL_WINDOW) -> None:
         """Create an arbiter with every entity alive."""
         if not (math.isfinite(window) and window >= 0):
             raise ConfigError(f"window must be a finite number >= 0 s, got {window!r}")
@@ -104,7 +104,7 @@ class KillArbiter:
         self._last_shot: dict[int, float] = {}
         self._arrivals = 0
         self._committed = 0
-        self._dropped: Counter[DropReason] = Counter()
+        self._dropped: Counter[KillDropReason] = Counter()
         self.late_conflicts = 0
         """Kills that arrived after the window and contradict a committed kill."""
 
@@ -118,19 +118,19 @@ class KillArbiter:
     def _dead(self, entity: int, time: float, pending: Mapping[int, float]) -> bool:
         return self._dead_committed(entity, time) or pending.get(entity, math.inf) < time
 
-    def _judge(self) -> dict[int, DropReason]:
+    def _judge(self) -> dict[int, KillDropReason]:
         """Return the invalid held kills (by arrival number), judged in timestamp order."""
-        invalid: dict[int, DropReason] = {}
+        invalid: dict[int, KillDropReason] = {}
         deaths: dict[int, float] = {}
         for held in sorted(self._held, key=lambda h: (h.kill.time, h.arrival)):
             kill = held.kill
             if self._dead(kill.shooter, kill.time, deaths):
-                invalid[held.arrival] = DropReason.SHOOTER_DEAD
+                invalid[held.arrival] = KillDropReason.SHOOTER_DEAD
             elif (
                 self._dead(kill.victim, kill.time, deaths)
                 or deaths.get(kill.victim, math.inf) <= kill.time
             ):
-                invalid[held.arrival] = DropReason.VICTIM_DEAD
+                invalid[held.arrival] = KillDropReason.VICTIM_DEAD
             else:
                 deaths[kill.victim] = kill.time
         return invalid
@@ -200,6 +200,6 @@ class KillArbiter:
         """Kills committed so far."""
         return self._committed
 
-    def dropped(self) -> Mapping[DropReason, int]:
+    def dropped(self) -> Mapping[KillDropReason, int]:
         """Return the dropped kills by reason."""
         return MappingProxyType(dict(self._dropped))
