@@ -47,11 +47,11 @@ from lagless.lab.result import JSONScalar, JSONValue, Result
 from lagless.lab.runner import ExperimentContext
 from lagless.netsim import JitterConfig, LinkConfig, Network, Scheduler
 from lagless.replication.lagcomp import (
-    Circle,
+    HitCircle,
     HitClaim,
+    HitRejectReason,
     LagCompConfig,
     LagCompensator,
-    RejectReason,
     ray_distance,
 )
 from lagless.replication.rollback_hits import Kill, KillArbiter
@@ -236,9 +236,9 @@ def run_lagcomp_cell(
     def server_tick() -> None:
         now = scheduler.now
         targets.step(tick)
-        shapes = {SHOOTER: Circle(0.0, 0.0, radius)}
+        shapes = {SHOOTER: HitCircle(0.0, 0.0, radius)}
         shapes |= {
-            i + 1: Circle(float(x), float(y), radius) for i, (x, y) in enumerate(targets.pos)
+            i + 1: HitCircle(float(x), float(y), radius) for i, (x, y) in enumerate(targets.pos)
         }
         for judge in judges.values():
             judge.record(now, shapes)
@@ -293,7 +293,7 @@ def run_lagcomp_cell(
                 centre = positions[index]
                 normal = np.array([-centre[1], centre[0]]) / np.hypot(*centre)
                 aim = centre + normal * float(shots.uniform(-0.95, 0.95)) * radius
-                shape = Circle(float(centre[0]), float(centre[1]), radius)
+                shape = HitCircle(float(centre[0]), float(centre[1]), radius)
                 if ray_distance(shape, (0.0, 0.0), (float(aim[0]), float(aim[1]))) is not None:
                     send_claim(0, index + 1, (0.0, 0.0), aim, drawn)
             if shots.random() < forge_chance:
@@ -313,7 +313,7 @@ def run_lagcomp_cell(
     }
     for mode in ("stamped", "unstamped", "none"):
         row[f"accepted_share_{mode}"] = legit[mode] / claims if claims else None
-    for reason in RejectReason:
+    for reason in HitRejectReason:
         row[f"stamped_rejected_{reason.value}"] = judges["stamped"].rejected().get(reason, 0)
     row["forged_claims"] = sum(forged.values())
     row["forged_rejected"] = sum(rejected.values())
