@@ -33,6 +33,15 @@ from lagless.replication.ids import IdPool as IdPool
 from lagless.replication.ids import IdRef as IdRef
 from lagless.replication.ids import IdState as IdState
 from lagless.replication.ids import IdTakenError as IdTakenError
+from lagless.replication.lagcomp import HitBox as HitBox
+from lagless.replication.lagcomp import HitCircle as HitCircle
+from lagless.replication.lagcomp import HitClaim as HitClaim
+from lagless.replication.lagcomp import HitHistory as HitHistory
+from lagless.replication.lagcomp import HitRejectReason as HitRejectReason
+from lagless.replication.lagcomp import HitShape as HitShape
+from lagless.replication.lagcomp import HitVerdict as HitVerdict
+from lagless.replication.lagcomp import LagCompConfig as LagCompConfig
+from lagless.replication.lagcomp import LagCompensator as LagCompensator
 from lagless.replication.messages import MAX_OPS as MAX_OPS
 from lagless.replication.messages import MAX_TARGETS as MAX_TARGETS
 from lagless.replication.messages import MSG_CONTROL as MSG_CONTROL
@@ -57,6 +66,25 @@ from lagless.replication.objects import NetworkObject as NetworkObject
 from lagless.replication.objects import Role as Role
 from lagless.replication.objects import World as World
 from lagless.replication.objects import WorldChanges as WorldChanges
+from lagless.replication.prediction import BlendConfig as BlendConfig
+from lagless.replication.prediction import BlendKind as BlendKind
+from lagless.replication.prediction import InputFrame as InputFrame
+from lagless.replication.prediction import InputServer as InputServer
+from lagless.replication.prediction import InputServerStats as InputServerStats
+from lagless.replication.prediction import PredictionClient as PredictionClient
+from lagless.replication.prediction import PredictionConfig as PredictionConfig
+from lagless.replication.prediction import PredictionStats as PredictionStats
+from lagless.replication.prediction import ServerReport as ServerReport
+from lagless.replication.prediction import ValueCodec as ValueCodec
+from lagless.replication.prediction import decode_input_packet as decode_input_packet
+from lagless.replication.prediction import decode_server_report as decode_server_report
+from lagless.replication.prediction import encode_input_packet as encode_input_packet
+from lagless.replication.prediction import encode_server_report as encode_server_report
+from lagless.replication.rollback_hits import DEFAULT_KILL_WINDOW as DEFAULT_KILL_WINDOW
+from lagless.replication.rollback_hits import Kill as Kill
+from lagless.replication.rollback_hits import KillArbiter as KillArbiter
+from lagless.replication.rollback_hits import KillDecision as KillDecision
+from lagless.replication.rollback_hits import KillDropReason as KillDropReason
 from lagless.replication.schema import Schema as Schema
 from lagless.replication.schema import Table as Table
 from lagless.replication.server import CONTROL_CHANNEL as CONTROL_CHANNEL
@@ -84,6 +112,7 @@ from lagless.replication.snapshot import encode_ack as encode_ack
 
 __all__ = [
     "CONTROL_CHANNEL",
+    "DEFAULT_KILL_WINDOW",
     "MAX_OPS",
     "MAX_TARGETS",
     "MSG_ACK",
@@ -97,6 +126,8 @@ __all__ = [
     "SNAPSHOT_CHANNEL",
     "AngleField",
     "Announce",
+    "BlendConfig",
+    "BlendKind",
     "BlobSet",
     "BoolField",
     "BytesField",
@@ -110,12 +141,28 @@ __all__ = [
     "EventReceived",
     "Field",
     "FloatField",
+    "HitBox",
+    "HitCircle",
+    "HitClaim",
+    "HitHistory",
+    "HitRejectReason",
+    "HitShape",
+    "HitVerdict",
     "IdOverflowError",
     "IdPool",
     "IdRef",
     "IdState",
     "IdTakenError",
+    "InputFrame",
+    "InputServer",
+    "InputServerStats",
     "IntField",
+    "Kill",
+    "KillArbiter",
+    "KillDecision",
+    "KillDropReason",
+    "LagCompConfig",
+    "LagCompensator",
     "NetEvent",
     "NetworkObject",
     "NumericField",
@@ -123,6 +170,9 @@ __all__ = [
     "ObjectDestroyed",
     "OwnerChange",
     "OwnerChanged",
+    "PredictionClient",
+    "PredictionConfig",
+    "PredictionStats",
     "QuatField",
     "RefField",
     "ReplicationClient",
@@ -131,6 +181,7 @@ __all__ = [
     "ReplicationServer",
     "Role",
     "Schema",
+    "ServerReport",
     "SnapshotConfig",
     "SnapshotEngine",
     "SnapshotInfo",
@@ -140,6 +191,7 @@ __all__ = [
     "Table",
     "Target",
     "TargetKind",
+    "ValueCodec",
     "Vec2Field",
     "Vec3Field",
     "Welcome",
@@ -150,11 +202,15 @@ __all__ = [
     "decode_ack",
     "decode_control",
     "decode_event",
+    "decode_input_packet",
     "decode_owner_update",
+    "decode_server_report",
     "encode_ack",
     "encode_control",
     "encode_event",
+    "encode_input_packet",
     "encode_owner_update",
+    "encode_server_report",
     "message_type",
     "pack_items",
 ]
