@@ -104,6 +104,10 @@ def test_input_packet_rejects_bad_frames() -> None:
     with pytest.raises(LocalProtocolError):
         encode_input_packet([frame(1, dt=0.3)], max_input_bytes=2)
     assert quantize_dt(0.0166) == 0.017
+    assert quantize_dt(0.2554) == 0.255
+    for bad in (0.2556, -0.001, math.nan):
+        with pytest.raises(LocalProtocolError):
+            quantize_dt(bad)
 
 
 def test_server_report_round_trip() -> None:
@@ -225,6 +229,9 @@ def test_far_ahead_inputs_dropped() -> None:
     assert server.statistics().inputs_too_far == 1
     server.tick(0.0)
     assert server.state == (0.0, 0.0)
+    assert server.receive_packet(encode_input_packet([frame(0)], max_input_bytes=16), 0.1)
+    server.tick(0.1)  # the far packet made the server skip nothing
+    assert (server.last_applied, server.statistics().inputs_skipped) == (0, 0)
 
 
 def test_malformed_packet_changes_nothing() -> None:

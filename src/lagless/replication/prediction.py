@@ -29,7 +29,9 @@ Decisions:
       input it will never get (the client stopped resending it: a packet arrived whose oldest input
       is newer than the one expected) is skipped at the next tick and counted ``inputs_skipped``;
       an input arriving later than its number was applied or skipped is ``inputs_stale``
-      (``test_prediction.py::test_server_skips_inputs_the_client_gave_up``).
+      (``test_prediction.py::test_server_skips_inputs_the_client_gave_up``). A packet starting
+      more than ``max_ahead`` numbers ahead skips nothing and its inputs are dropped
+      (``test_prediction.py::test_far_ahead_inputs_dropped``).
     * A packet with any undecodable part (bad bits, an input the codec rejects) is dropped whole
       and counted ``packets_malformed``; no state changes (DESIGN.md "Bad input").
     * Reports are ordered by server tick: one not newer than the last applied is ``reports_stale``
@@ -115,9 +117,10 @@ def quantize_dt(dt: float) -> float:
     Raises:
         LocalProtocolError: ``dt`` is not finite or out of range.
     """
-    if not (math.isfinite(dt) and 0.0 <= dt <= MAX_INPUT_DT + 0.0005):
+    ms = round(dt * _MS) if math.isfinite(dt) else -1
+    if not 0 <= ms <= round(MAX_INPUT_DT * _MS):
         raise LocalProtocolError(f"dt must be in [0, {MAX_INPUT_DT}] s, got {dt!r}")
-    return round(dt * _MS) / _MS
+    return ms / _MS
 
 
 def widen_seq(wire: int, reference: int) -> int:
@@ -646,7 +649,8 @@ class InputServer(Generic[S, I]):
         self._counts["packets"] += 1
         self.last_packet_time = now
         first = widen_seq(frames[0].seq, self._expected)
-        self._skip_to = max(self._skip_to, first)
+        if first <= self._expected + self.config.max_ahead:
+            self._skip_to = max(self._skip_to, first)
         for i, (frame, value) in enumerate(zip(frames, values, strict=True)):
             seq = first + i
             if seq < self._expected:
