@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import subprocess
@@ -22,37 +23,50 @@ class Proc:
     process: subprocess.Popen[str]
     lines: list[str] = field(default_factory=list)
 
-    def wait_line(self, pattern: str, timeout: float = 15.0) -> re.Match[str]:
-        """Read stdout lines until one matches ``pattern``; fail after ``timeout`` seconds."""
-        assert self.process.stdout is not None
+    err_lines: list[str] = field(default_factory=list)
+
+    def wait_line(
+        self, pattern: str, timeout: float = 15.0, *, stderr: bool = False
+    ) -> re.Match[str]:
+        """Read stdout (or stderr) lines until one matches ``pattern``; fail after ``timeout`` s."""
+        stream = self.process.stderr if stderr else self.process.stdout
+        seen = self.err_lines if stderr else self.lines
+        assert stream is not None
         deadline = time.monotonic() + timeout
         regex = re.compile(pattern)
-        for line in self.lines:
+        for line in seen:
             if found := regex.search(line):
                 return found
         while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
+            line = stream.readline()
             if not line:
                 break
-            self.lines.append(line)
+            seen.append(line)
             if found := regex.search(line):
                 return found
-        raise AssertionError(f"{self.args}: no line matching {pattern!r} in {self.lines}")
+        raise AssertionError(f"{self.args}: no line matching {pattern!r} in {seen}")
 
     def finish(self, timeout: float, stdin: str | None = None) -> tuple[int, str, str]:
         """Send ``stdin`` (if any), wait for the exit; return the status, stdout and stderr."""
         out, err = self.process.communicate(stdin, timeout=timeout)
-        return self.process.returncode, "".join(self.lines) + out, err
+        return self.process.returncode, "".join(self.lines) + out, "".join(self.err_lines) + err
 
 
 @pytest.fixture
 def lagless() -> Iterator[Callable[..., Proc]]:
-    """Start ``python -m lagless ARGS`` with piped stdin/stdout/stderr; killed at teardown."""
+    """Start ``python -m lagless ARGS`` with piped stdin/stdout/stderr; killed at teardown.
+
+    ``nice`` lowers a CPU-bound process's priority, so that it cannot starve the others on a
+    2-core machine.
+    """
     started: list[Proc] = []
 
-    def start(*args: str, stdin: int | None = subprocess.PIPE, cwd: Path | None = None) -> Proc:
+    def start(
+        *args: str, stdin: int | None = subprocess.PIPE, cwd: Path | None = None, nice: int = 0
+    ) -> Proc:
         process = subprocess.Popen(
             [sys.executable, "-m", "lagless", *args],
+            preexec_fn=(lambda: os.nice(nice)) if nice else None,
             cwd=cwd,
             stdin=stdin,
             stdout=subprocess.PIPE,

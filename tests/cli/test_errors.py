@@ -59,7 +59,10 @@ BAD_INPUTS: list[tuple[list[str], str]] = [
         ["lab", "run", "netsim/profiles", "--quick", "--out", "/dev/null/x"],
         "--out /dev/null/x cannot be created",
     ),
-    (["lab", "run", "netsim/profiles", "--set", "packets=abc"], 'JSON syntax like 20000, got "abc"'),
+    (
+        ["lab", "run", "netsim/profiles", "--set", "packets=abc"],
+        'JSON syntax like 20000, got "abc"',
+    ),
     (
         ["lab", "run", "gossip/improved", "--set", "variants=faithful"],
         'JSON syntax like ["faithful", "improved"]',

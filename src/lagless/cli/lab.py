@@ -147,6 +147,8 @@ def run_experiment(
     started = time.perf_counter()
     try:
         with interruptible():
+            mode = "quick" if quick else "full"
+            typer.echo(f"running {spec.id} ({mode}, seed {seed}) into {target}", err=True)
             result = run(
                 spec,
                 seed=seed,

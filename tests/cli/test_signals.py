@@ -1,0 +1,72 @@
+"""The first SIGINT or SIGTERM stops every long-running command within 2 s, with its summary.
+
+Each command runs as ``python -m lagless`` in its own process, all of them at once; once each is
+busy (its start-up line seen) each process in
+turn gets one signal and must exit within 2 s with status 128 + the signal's number, print its
+summary and no traceback or asyncio complaint. (Signalling all ten at once measures the
+machine: ten interpreters tearing down together on two cores take longer than 2 s.)
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+STOP_WITHIN = 2.0  # seconds from the signal to the exit
+CPU_BOUND_NICE = 10  # the benchmark and the lab run must not starve the network programs
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_long_running_commands_stop_on_the_first_signal(
+    signum: signal.Signals, lagless: Callable[..., Any], tmp_path: Path
+) -> None:
+    serve = lagless("serve", "--port", "0", "--echo", "--quiet")
+    vfc = lagless("vfc", "serve", "--port", "0", "--quiet")
+    lobby = lagless("gossip", "lobby", "--port", "0", "--quiet")
+    bench = lagless("bench", "transport", nice=CPU_BOUND_NICE)
+    lab = lagless(
+        "lab", "run", "realtime/sports", "--out", str(tmp_path / "lab"), nice=CPU_BOUND_NICE
+    )
+    swarm = lagless("gossip", "swarm", "-n", "3", "--duration", "60")
+    serve_port = serve.wait_line(r"on 127\.0\.0\.1:(\d+)").group(1)
+    vfc_port = vfc.wait_line(r"vfc server on 127\.0\.0\.1:(\d+)").group(1)
+    lobby_port = lobby.wait_line(r"lobby on 127\.0\.0\.1:(\d+)").group(1)
+    connect = lagless("connect", f"127.0.0.1:{serve_port}")  # stdin stays open, like a terminal
+    proxy = lagless("proxy", "--listen", "127.0.0.1:0", "--forward", f"127.0.0.1:{serve_port}")
+    bots = lagless("vfc", "bots", f"127.0.0.1:{vfc_port}", "-n", "2", "--duration", "60")
+    peer = lagless("gossip", "peer", "--lobby", f"127.0.0.1:{lobby_port}")
+    connect.wait_line(r"^connected to 127\.0\.0\.1:")
+    proxy.wait_line(r"^proxy 127\.0\.0\.1:\d+ -> ")
+    vfc.wait_line(r"^client \d+ joined")
+    peer.wait_line(r"^peer [0-9a-f]{8} on ")
+    swarm.wait_line(r"^swarm of 3 peers")
+    bench.wait_line(r"^bench transport: running", stderr=True)
+    lab.wait_line(r"^running realtime/sports \(full, seed 0\)", stderr=True)
+    summaries = {
+        "serve": (serve, "clients, "),
+        "connect": (connect, " replies"),
+        "proxy": (proxy, "summary:"),
+        "vfc serve": (vfc, " joined; "),
+        "vfc bots": (bots, " bots joined"),
+        "gossip lobby": (lobby, " games opened"),
+        "gossip peer": (peer, " peers; "),
+        "gossip swarm": (swarm, "peers joined: "),
+        "bench": (bench, "bench transport: interrupted after"),
+        "lab run": (lab, "lab run realtime/sports: interrupted after"),
+    }
+    for name, (proc, summary) in summaries.items():
+        assert proc.process.poll() is None, proc.args
+        proc.process.send_signal(signum)
+        signalled = time.monotonic()
+        status, out, err = proc.finish(timeout=STOP_WITHIN + 10)
+        waited = time.monotonic() - signalled
+        assert waited < STOP_WITHIN, f"{name} took {waited:.1f} s to stop"
+        assert status == 128 + signum, f"{name}: exit {status}\n{err}"
+        assert summary in out + err, f"{name}: no summary\n{out}\n{err}"
+        for noise in ("Traceback", "Task exception was never retrieved", "Exception ignored"):
+            assert noise not in err, f"{name}: {noise}\n{err}"
