@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from lagless.errors import ConfigError, LocalProtocolError
 from lagless.replication.lagcomp import (
@@ -202,3 +204,31 @@ def test_no_rewind_tests_the_newest_record() -> None:
     seen_earlier = HitClaim(SHOOTER, TARGET, (0.0, 0.0), aim_at(1.8))
     verdict = comp.evaluate(seen_earlier, now, rtt=0.0, interpolation_delay=0.0)
     assert verdict.reason is HitRejectReason.MISS  # without compensation the shooter must lead
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(
+    st.floats(0.15, 0.9),  # rewind (s)
+    st.floats(-1.2, 1.2),  # aim offset across the target, in radii
+    st.floats(0.0, 0.3),  # rtt (s)
+)
+def test_claim_accepted_iff_the_ray_crosses_the_drawn_shape(
+    rewind: float, offset: float, rtt: float
+) -> None:
+    assume(abs(abs(offset) - 1.0) > 1e-6)  # not a tangent, where rounding decides
+    comp = LagCompensator(LagCompConfig(shape_margin=0.0))
+    moving_target(comp, 2.0)
+    now = 2.0
+    view = now - rewind
+    interp = rewind - rtt / 2.0  # the delay that makes the server's estimate the view time
+    cx, cy = aim_at(view)
+    length = math.hypot(cx, cy)
+    nx, ny = -cy / length, cx / length  # unit normal of the line of sight
+    aim = (cx + nx * offset * 0.5, cy + ny * offset * 0.5)
+    verdict = comp.evaluate(
+        HitClaim(SHOOTER, TARGET, (0.0, 0.0), aim, view), now, rtt=rtt, interpolation_delay=interp
+    )
+    drawn = HitCircle(cx, cy, 0.5)
+    assert verdict.accepted == (ray_distance(drawn, (0.0, 0.0), aim) is not None)
+    if verdict.accepted:
+        assert verdict.time == pytest.approx(view)

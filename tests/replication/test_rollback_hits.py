@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import math
+import random
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lagless.errors import ConfigError, LocalProtocolError
 from lagless.replication.rollback_hits import DEFAULT_KILL_WINDOW, Kill, KillArbiter, KillDropReason
@@ -96,3 +101,38 @@ def test_bad_input() -> None:
         KillArbiter().submit(Kill(A, A, 1.0), now=1.0)
     with pytest.raises(LocalProtocolError):
         KillArbiter().submit(Kill(A, B, float("nan")), now=1.0)
+
+
+kills = st.lists(
+    st.tuples(st.integers(0, 4), st.integers(0, 4), st.integers(0, 10_000)).filter(
+        lambda k: k[0] != k[1]
+    ),
+    max_size=12,
+    unique_by=lambda k: k[2],  # distinct timestamps: no ties, whose order is by arrival
+)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(kills, st.randoms(use_true_random=False))
+def test_outcome_within_the_window_does_not_depend_on_arrival_order(
+    drawn: list[tuple[int, int, int]], rng: random.Random
+) -> None:
+    """All kills inside one window: the committed set is the causal one, whatever the order."""
+    ordered = [Kill(a, b, t / 1000.0) for a, b, t in drawn]
+    shuffled = ordered[:]
+    rng.shuffle(shuffled)
+    outcomes = []
+    for arrival in (ordered, shuffled):
+        arbiter = KillArbiter(window=100.0)
+        for i, kill in enumerate(arrival):
+            arbiter.submit(kill, now=i * 0.001)
+        decisions = arbiter.release(1000.0)
+        assert len(decisions) == len(drawn)
+        outcomes.append({d.kill for d in decisions if d.committed})
+    assert outcomes[0] == outcomes[1]
+    dead: dict[int, float] = {}
+    for kill in sorted(ordered, key=lambda k: k.time):  # the causal reference
+        if dead.get(kill.shooter, math.inf) < kill.time or kill.victim in dead:
+            continue
+        dead[kill.victim] = kill.time
+    assert outcomes[0] == {k for k in ordered if dead.get(k.victim) == k.time}
