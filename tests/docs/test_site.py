@@ -6,13 +6,16 @@ same way (`lagless.cli.docs.build_site`).
 
 from __future__ import annotations
 
+import contextlib
 import html
 import importlib
 import inspect
+import os
 import re
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -151,6 +154,7 @@ def test_out_refuses_a_directory_that_is_not_a_build(tmp_path: Path) -> None:
 
 SERVE = """
 import sys
+import time
 from pathlib import Path
 from lagless.cli.docs import serve_site
 sys.exit(serve_site(Path(sys.argv[1]), "127.0.0.1", 0, open_browser=False))
@@ -176,3 +180,23 @@ def test_serve_stops_on_the_first_signal(tmp_path: Path, signum: int, status: in
     finally:
         server.kill()
         server.wait()
+
+
+def test_build_stops_on_sigterm_with_its_child(tmp_path: Path) -> None:
+    build = subprocess.Popen(
+        [sys.executable, "-m", "lagless", "docs", "--out", str(tmp_path / "site"), "--no-open"],
+        start_new_session=True,  # its own process group: the mkdocs child is found through it
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(2.0)  # mkdocs is loading the sources (a build takes 10 s or more)
+        build.send_signal(signal.SIGTERM)
+        assert build.wait(timeout=2) == 143
+        time.sleep(0.5)  # the child's exit is being reaped
+        with pytest.raises(ProcessLookupError):
+            os.killpg(build.pid, 0)  # no process of the group (the mkdocs child) is left
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(build.pid, signal.SIGKILL)
+        build.wait()

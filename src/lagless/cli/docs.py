@@ -12,9 +12,10 @@ Decisions:
       arbitrary directory given by mistake is refused instead of wiped
       (``tests/docs/test_site.py::test_out_refuses_a_directory_that_is_not_a_build``).
     * ``--serve`` serves the built pages with the standard library's HTTP server (no live
-      reload: the site is for reading, ``mkdocs serve`` is there for writing it). The first
-      SIGINT or SIGTERM stops it with exit status 130 or 143
-      (``tests/docs/test_site.py::test_serve_stops_on_the_first_signal``).
+      reload: the site is for reading, ``mkdocs serve`` is there for writing it).
+    * The first SIGINT or SIGTERM stops a build (and its mkdocs process) or the server, with
+      exit status 130 or 143 (``tests/docs/test_site.py::test_serve_stops_on_the_first_signal``,
+      ``test_build_stops_on_sigterm_with_its_child``).
     * The configuration is the ``mkdocs.yml`` beside the ``src`` directory these sources are
       in (an editable install or a clone), else the one in the current directory; an installed
       wheel carries no docs sources and says so.
@@ -24,18 +25,17 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import signal
 import subprocess
 import sys
 import webbrowser
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import FrameType
 from typing import Annotated, Final
 
 import typer
 
+from lagless.cli.common import Interrupted, echo, interruptible
 from lagless.errors import ConfigError
 
 CONFIG_NAME: Final = "mkdocs.yml"
@@ -92,6 +92,7 @@ def build_site(config: Path, out: Path, *, strict: bool = False) -> Path:
     Raises:
         ConfigError: ``out`` is unusable (`check_out`), mkdocs is not installed, or the build
             failed (mkdocs has printed why on stderr).
+        Interrupted: SIGINT or SIGTERM arrived; the mkdocs process has been stopped.
     """
     if importlib.util.find_spec("mkdocs") is None:
         raise ConfigError(
@@ -102,7 +103,13 @@ def build_site(config: Path, out: Path, *, strict: bool = False) -> Path:
     command += ["--site-dir", str(out)]
     if strict:
         command.append("--strict")
-    status = subprocess.run(command, check=False).returncode
+    with subprocess.Popen(command) as child:
+        try:
+            with interruptible():
+                status = child.wait()
+        except Interrupted:
+            child.terminate()  # a SIGTERM reaches this process only, not its child
+            raise
     if status != 0:
         raise ConfigError(f"mkdocs build failed with status {status} (its messages are above)")
     return out / "index.html"
@@ -118,7 +125,7 @@ def open_in_browser(url: str) -> None:
         os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY")
     )
     if not (graphical and webbrowser.open(url)):
-        typer.echo(f"open {url} in a web browser")
+        echo(f"open {url} in a web browser")
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -126,14 +133,6 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         """Drop the request log line."""
-
-
-class _Stopped(Exception):
-    """Raised in the main thread by the first SIGINT or SIGTERM while serving."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
 
 
 def serve_site(directory: Path, host: str, port: int, *, open_browser: bool) -> int:
@@ -157,25 +156,19 @@ def serve_site(directory: Path, host: str, port: int, *, open_browser: bool) -> 
     except OSError as exc:
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        raise _Stopped(signum)
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     url = f"http://{host}:{server.server_port}/"
     signum = 0
     try:
-        typer.echo(f"serving {directory} at {url} (Ctrl-C stops)")
-        sys.stdout.flush()
-        if open_browser:
-            open_in_browser(url)
-        server.serve_forever(poll_interval=0.2)
-    except _Stopped as stop:
+        with interruptible():
+            echo(f"serving {directory} at {url} (Ctrl-C stops)")
+            if open_browser:
+                open_in_browser(url)
+            server.serve_forever(poll_interval=0.2)
+    except Interrupted as stop:
         signum = stop.signum
     finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
         server.server_close()
-    typer.echo("stopped")
+    echo("stopped")
     return 128 + signum
 
 
@@ -196,9 +189,12 @@ def docs_command(
     """Build the documentation site (API reference, guides, protocol) and open it."""
     config = find_config()
     site = out if out is not None else config.parent / "site"
-    index = build_site(config, site, strict=strict)
+    try:
+        index = build_site(config, site, strict=strict)
+    except Interrupted as stop:
+        raise typer.Exit(128 + stop.signum) from None
     if serve:
         raise typer.Exit(serve_site(site, host, port, open_browser=open_browser))
-    typer.echo(f"built {index}")
+    echo(f"built {index}")
     if open_browser:
         open_in_browser(index.resolve().as_uri())
