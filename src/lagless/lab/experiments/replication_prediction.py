@@ -156,6 +156,11 @@ class _Waiting:
     last: int = -1
 
 
+def _float_cell(row: Mapping[str, JSONScalar], column: str) -> float | None:
+    value = row[column]
+    return float(value) if isinstance(value, int | float) else None
+
+
 def _mean(values: list[float]) -> float | None:
     return float(np.mean(values)) if values else None
 
@@ -330,7 +335,8 @@ def prediction_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue
 
     Returns:
         Table ``runs`` (one row per cell), headline metrics at 100 ms RTT without loss and the
-        worst cells, plots ``input-delay`` and ``display-error`` (loss 0).
+        worst cells, plots ``input-delay`` and ``display-error`` (first loss) and
+        ``misprediction-error`` (every loss).
     """
     duration, tick = _positive(params, "duration"), _positive(params, "tick")
     rtts = [ms / 1000.0 for ms in _numbers(params, "rtts_ms", upper=5000.0)]
@@ -408,6 +414,19 @@ def prediction_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue
         xlabel="RTT (ms)",
         ylabel="mean display error vs the server (m)",
         title=f"Display error of the own entity, loss {losses[0]:g}",
+    )
+    ctx.line_plot(
+        "misprediction-error",
+        x,
+        {
+            f"loss {loss:g}": [
+                _float_cell(r, "correction_m_mean") for r in rows if r["loss"] == loss
+            ]
+            for loss in losses
+        },
+        xlabel="RTT (ms)",
+        ylabel="mean correction per misprediction (m)",
+        title="Misprediction error vs RTT and loss",
     )
     return ctx.result(config={"inputs": len(scenario.keys), "jitter_fraction": JITTER_FRACTION})
 
