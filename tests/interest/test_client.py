@@ -6,10 +6,17 @@ import numpy as np
 import pytest
 
 from lagless.errors import LocalProtocolError
-from lagless.interest.client import KEPT_SENDS, VfcClient
-from lagless.interest.control import UPDATE_CHANNEL, ObjectDeleted, Welcome, encode_control
+from lagless.interest.client import KEPT_SENDS, MAX_QUEUED_CONTROLS, VfcClient
+from lagless.interest.control import (
+    CONTROL_CHANNEL,
+    UPDATE_CHANNEL,
+    ObjectDeleted,
+    Welcome,
+    encode_control,
+)
 from lagless.interest.records import RECORD_DTYPE, CubeOriObj, write_delta_datagram
 from lagless.interest.view import normal_view
+from lagless.transport import SendQueueFull
 from lagless.transport.client import Client
 from lagless.transport.netcode_client import NetcodeClientConfig
 
@@ -120,3 +127,49 @@ def test_delta_client_keeps_a_bounded_number_of_sends() -> None:
     client._on_control(encode_control(ObjectDeleted(object_id=4)), 2.0)
     assert store.records == {}
     assert 4 not in client.object_ids()
+
+
+def test_full_control_queue_raises_and_changes_nothing() -> None:
+    world = World()
+    a = world.add_client(1)
+    a.poke(lambda c: c.add_object(CubeOriObj(id=5)))
+    a.poke(lambda c: c.set_view(normal_view(0.125), [5]))
+    world.run(0.5)
+    view = a.obj.get_view()
+    original = a.obj.transport.send
+
+    def full(channel: int, payload: bytes) -> int:
+        if channel == CONTROL_CHANNEL:  # a server that stopped acking filled the channel
+            raise SendQueueFull("channel 0 holds send_queue_limit=1024 unacked messages")
+        return original(channel, payload)
+
+    a.obj.transport.send = full  # type: ignore[method-assign]
+    with pytest.raises(SendQueueFull):
+        a.obj.add_object(CubeOriObj(id=6))
+    assert a.obj.object_ids() == [5]  # nothing changed: the call may be retried
+    with pytest.raises(SendQueueFull):
+        a.obj.del_object(5)
+    assert a.obj.get_object_ref(5).id == 5
+    with pytest.raises(SendQueueFull):
+        a.obj.set_view(normal_view(0.5), [5])
+    assert a.obj.get_view() == view
+    a.obj.transport.send = original  # type: ignore[method-assign]
+    a.obj.add_object(CubeOriObj(id=6))  # retried once there is room
+    world.run(0.5)
+    assert world.server.obj.object_ids == [5, 6]
+    a.obj.transport.send = full  # type: ignore[method-assign]
+    a.obj.disconnect()  # the Leave cannot be queued: the client still leaves, counted
+    assert a.obj.drops["leave_queue_full"] == 1
+    assert a.obj.client_id is None
+
+
+def test_calls_before_welcome_are_bounded() -> None:
+    world = World()
+    a = world.add_client(1)
+    for object_id in range(MAX_QUEUED_CONTROLS):
+        a.obj.add_object(CubeOriObj(id=object_id))
+    with pytest.raises(SendQueueFull):
+        a.obj.add_object(CubeOriObj(id=MAX_QUEUED_CONTROLS))
+    assert len(a.obj.object_ids()) == MAX_QUEUED_CONTROLS
+    world.run(1.0)
+    assert len(world.server.obj.object_ids) == MAX_QUEUED_CONTROLS

@@ -9,7 +9,12 @@ same sans-I/O shape (STYLE §3).
 Ambiguity decisions, pinned in ``tests/interest/test_client.py``:
 
 * Calls made before the server's ``Welcome`` (``add_object``, ``set_view``) are queued and sent,
-  in order, right after it (``test_calls_before_welcome_are_queued``).
+  in order, right after it (``test_calls_before_welcome_are_queued``); at most
+  ``MAX_QUEUED_CONTROLS`` of them, beyond which the call raises `SendQueueFull`.
+* A control call whose message the transport cannot queue (its reliable channel full: a server
+  that stopped acking) raises `SendQueueFull` and changes nothing, so the caller may retry it
+  (``test_full_control_queue_raises_and_changes_nothing``); `disconnect` still clears the client
+  and counts the lost ``Leave`` in ``drops["leave_queue_full"]``.
 * "Changed" means the object's 24-byte quantised record differs from the one last sent, so
   sub-quantum jitter is not sent (``test_unchanged_objects_are_not_sent``).
 * Records for objects this client owns are ignored if a server ever sends them.
@@ -68,13 +73,14 @@ from lagless.interest.records import (
 )
 from lagless.interest.session_events import Joined, Kicked, ObjectRemoved, ReplicasUpdated, VfcEvent
 from lagless.interest.view import View
-from lagless.transport import Client
+from lagless.transport import Client, SendQueueFull
 from lagless.transport.events import MessageReceived
 from lagless.transport.netcode_events import Connected
 from lagless.wire import DecodeError, seq_diff
 
 __all__ = ["KEPT_SENDS", "VfcClient"]
 
+MAX_QUEUED_CONTROLS: Final = 256  # control calls held before the server's Welcome
 KEPT_SENDS: Final = 2 * MAX_DELTA_CHAIN  # decoded sends kept per object as possible baselines
 ACK_REPEATS: Final = 2  # rounds that carry an ack after delta datagrams arrived
 
@@ -180,29 +186,31 @@ class VfcClient:
 
         Raises:
             LocalProtocolError: the id is already in the pool.
+            SendQueueFull: the control channel is full; nothing changed.
 
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
         if obj.id in self._pool:
             raise LocalProtocolError(f"obj.id must be new to the pool, got {obj.id}")
-        self._pool[obj.id] = obj
         record = obj.encode()
-        self._owned[obj.id] = record
         self._control(AddObject(record=record))
+        self._pool[obj.id] = obj
+        self._owned[obj.id] = record
 
     def del_object(self, object_id: int) -> None:
         """Delete an object this client owns (``DelObject``).
 
         Raises:
             LocalProtocolError: the object is not owned by this client.
+            SendQueueFull: the control channel is full; nothing changed.
 
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
         if object_id not in self._owned:
             raise LocalProtocolError(f"object_id must be owned by this client, got {object_id}")
+        self._control(DelObject(object_id=object_id))
         del self._owned[object_id]
         del self._pool[object_id]
-        self._control(DelObject(object_id=object_id))
 
     def get_object_ref(self, object_id: int) -> CubeOriObj:
         """Return the object in the pool by reference; writes go through it (``GetObjectRef``).
@@ -231,13 +239,19 @@ class VfcClient:
     def set_view(self, view: View, pivots: Sequence[int]) -> None:
         """Replace the view and pivots; sent to the server at once (``SetPhi``).
 
+        Raises:
+            SendQueueFull: the control channel is full; nothing changed.
+
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
-        self._view = (view, tuple(int(p) for p in pivots))
         self._control(view_to_message(view, pivots=pivots))
+        self._view = (view, tuple(int(p) for p in pivots))
 
     def set_client_id(self, client_id: int) -> None:
         """Ask the server for another client id (``SetClientID``); the answer updates it.
+
+        Raises:
+            SendQueueFull: the control channel is full; nothing was sent.
 
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
@@ -249,7 +263,10 @@ class VfcClient:
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
         if self.transport.connected:
-            self.transport.send(CONTROL_CHANNEL, encode_control(Leave()))
+            try:
+                self.transport.send(CONTROL_CHANNEL, encode_control(Leave()))
+            except SendQueueFull:
+                self.drops["leave_queue_full"] += 1  # the server times the client out instead
         self.client_id = None
         self._pool.clear()
         self._owned.clear()
@@ -303,6 +320,10 @@ class VfcClient:
 
     def _control(self, message: Control) -> None:
         if self.client_id is None:
+            if len(self._queue) >= MAX_QUEUED_CONTROLS:
+                raise SendQueueFull(
+                    f"{MAX_QUEUED_CONTROLS} control calls are queued until the server's Welcome"
+                )
             self._queue.append(message)
         else:
             self.transport.send(CONTROL_CHANNEL, encode_control(message))
@@ -349,8 +370,12 @@ class VfcClient:
                 self.client_id = cid
                 self._delta = _DeltaStore() if encoding == "delta" else None
                 queued, self._queue = self._queue, []
-                for item in queued:
-                    self._control(item)
+                for index, item in enumerate(queued):
+                    try:
+                        self._control(item)
+                    except SendQueueFull:  # a transport with a channel smaller than the queue
+                        self.drops["control_queue_full"] += len(queued) - index
+                        break
                 self._next_round = now + self.round_period
                 self._events.append(Joined(client_id=cid))
             case ClientIdChanged(client_id=cid):
