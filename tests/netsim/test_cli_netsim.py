@@ -30,7 +30,7 @@ def test_demo_prints_measured_beside_configured() -> None:
 
 def test_demo_json_is_one_object_with_plausible_values() -> None:
     result = runner.invoke(
-        app, ["demo", "--profile", "gprs", "--packets", "4000", "--seed", "2", "--json"]
+        app, ["demo", "--profile", "gprs", "--count", "4000", "--seed", "2", "--json"]
     )
     assert result.exit_code == 0, result.output
     values = json.loads(result.stdout)
@@ -55,7 +55,7 @@ def test_demo_json_is_one_object_with_plausible_values() -> None:
     assert abs(values["latency_ms_mean"] - profile.mean_delay * 1000) < 2.0
     assert values["packets_sent"] == 4000
     again = runner.invoke(
-        app, ["demo", "--profile", "gprs", "--packets", "4000", "--seed", "2", "--json"]
+        app, ["demo", "--profile", "gprs", "--count", "4000", "--seed", "2", "--json"]
     )
     assert again.stdout == result.stdout
 

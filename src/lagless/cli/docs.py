@@ -179,7 +179,10 @@ def docs_command(
     serve: Annotated[bool, typer.Option("--serve", help="serve the site after building")] = False,
     host: Annotated[str, typer.Option(help="address to serve on with --serve")] = "127.0.0.1",
     port: Annotated[
-        int, typer.Option(help="TCP port for --serve, 0 for any free one", min=0, max=65535)
+        int,
+        typer.Option(
+            "--port", "-p", help="TCP port for --serve, 0 for any free one", min=0, max=65535
+        ),
     ] = DEFAULT_PORT,
     open_browser: Annotated[
         bool, typer.Option("--open/--no-open", help="open the site in a web browser")

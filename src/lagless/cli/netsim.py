@@ -93,9 +93,7 @@ def profiles() -> None:
 @app.command("demo")
 def demo(
     profile: Annotated[str, typer.Option("--profile", help="profile name, see 'profiles'")],
-    packets: Annotated[
-        int, typer.Option("--packets", "-n", help="datagrams to send", min=1)
-    ] = 1000,
+    packets: Annotated[int, typer.Option("--count", "-n", help="datagrams to send", min=1)] = 1000,
     seed: Annotated[int, typer.Option(help="root seed of the simulated network", min=0)] = 0,
     size: Annotated[int, typer.Option(help="payload bytes per datagram", min=4)] = 100,
     rate: Annotated[float, typer.Option(help="datagrams per second", min=0.001)] = 50.0,
