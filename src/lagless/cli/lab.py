@@ -9,15 +9,17 @@ The CLI injects ``time.perf_counter`` as the run's clock, so ``ctx.timer`` timin
 
 Decisions (``tests/cli/test_errors.py``): an unknown id suggests the closest ids (``difflib``);
 ``--set`` values are checked before the run starts, so their errors come before any progress
-bar; an output directory that cannot be created is one ``error:`` line before the run; SIGINT or
-SIGTERM stops a run with one line on stderr and exit status 130 or 143. ``lab list`` shows the
-measured run times of ``lagless.lab.run_times``.
+bar; progress bars are drawn only when stderr is a terminal (a pipe gets no blank line left
+behind by them); an output directory that cannot be created is one ``error:`` line before the
+run; SIGINT or SIGTERM stops a run with one line on stderr and exit status 130 or 143.
+``lab list`` shows the measured run times of ``lagless.lab.run_times``.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -154,7 +156,7 @@ def run_experiment(
                 seed=seed,
                 quick=quick,
                 out=target,
-                progress=True,
+                progress=sys.stderr.isatty(),
                 clock=time.perf_counter,
                 overrides=overrides,
             )
