@@ -26,7 +26,18 @@ from lagless.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-LAYERS = ("wire", "netsim", "io", "transport", "world", "smoothing", "interest", "gossip", "lab")
+LAYERS = (
+    "wire",
+    "netsim",
+    "io",
+    "transport",
+    "world",
+    "smoothing",
+    "interest",
+    "gossip",
+    "replication",
+    "lab",
+)
 # (layer, exported name): the first line of each one's docstring must be on the layer's page
 KNOWN = (
     ("wire", "BitWriter"),
@@ -39,6 +50,7 @@ KNOWN = (
     ("smoothing", "create_display_model"),
     ("interest", "VfcPolicy"),
     ("gossip", "GossipPeer"),
+    ("replication", "SnapshotEngine"),
     ("lab", "ExperimentSpec"),
 )
 OTHER_PAGES = (
