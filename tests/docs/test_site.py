@@ -37,6 +37,7 @@ LAYERS = (
     "gossip",
     "replication",
     "lab",
+    "testing",
 )
 # (layer, exported name): the first line of each one's docstring must be on the layer's page
 KNOWN = (
@@ -52,6 +53,7 @@ KNOWN = (
     ("gossip", "GossipPeer"),
     ("replication", "SnapshotEngine"),
     ("lab", "ExperimentSpec"),
+    ("testing", "check_sans_io"),
 )
 OTHER_PAGES = (
     "getting-started",
