@@ -27,8 +27,9 @@ Decisions:
 * **Record layout** (LSB first): object ID as the gap to the previous record's ID in a prefix
   code (``0`` + 2 bits for 1..4, ``10`` + 4 bits for 5..20, ``110`` + 8 bits for 21..276,
   ``111`` + a 6-bit length + the gap - 277); ``has_baseline``; if so, ``is_common`` and, if not
-  common, a 5-bit age. Full state: every continuous code column in its full width. Delta: per
-  field a changed bit, and per column of a changed field a tier: ``0`` + the zigzag difference
+  common, a 5-bit age. Full state: every continuous code column in its full width. Delta: the
+  changed-field mask (one bit per continuous field), then per column of a changed field a tier:
+  ``0`` + the zigzag difference
   in ``delta_bits`` bits, ``10`` + the zigzag difference in ``2 * delta_bits`` bits, or ``11`` +
   the full code (columns without ``delta_bits`` send the full code, no tier). Gaffer's relative
   encoding uses the same idea with more buckets.
@@ -256,7 +257,10 @@ class _Candidates:
         )
 
     def items(self, gap: IntArray, common: IntArray) -> tuple[npt.NDArray[np.uint64], IntArray]:
-        """Item values and widths, shape ``(records, 6 + fields + 2 * columns)``, in wire order.
+        """Item values and widths, shape ``(records, 3 + columns)``, in wire order.
+
+        Items: the ID gap, the baseline bits, the changed-field mask, then one item per column
+        (tier prefix and payload together); absent items have width 0.
 
         Args:
             gap: Each record's ID gap to the previous record of its message.
@@ -264,63 +268,52 @@ class _Candidates:
         """
         schema = self.state.schema
         n = self.slots.size
-        nf = len(schema.continuous)
         nc = schema.columns
-        k = 6 + nf + 2 * nc
-        v = np.zeros((n, k), dtype=np.uint64)
-        w = np.zeros((n, k), dtype=np.int64)
-        v[:, 0:3], w[:, 0:3] = _gap_items(gap)
+        nf = len(schema.continuous)
+        v = np.zeros((n, 3 + nc), dtype=np.uint64)
+        w = np.zeros((n, 3 + nc), dtype=np.int64)
+        v[:, 0], w[:, 0] = _gap_items(gap)
         hb = self.has_base
         is_common = hb & (self.age == common)
-        v[:, 3], w[:, 3] = hb, 1
-        v[:, 4], w[:, 4] = is_common, hb
-        v[:, 5], w[:, 5] = self.age, np.where(hb & ~is_common, AGE_BITS, 0)
-        col = 0
-        pos = 6
-        for fi, f in enumerate(schema.continuous):
-            changed = self.field_changed[:, fi]
-            send = ~hb | changed
-            v[:, pos], w[:, pos] = changed, hb
-            pos += 1
-            for _ in range(f.columns):
-                width = int(schema.widths[col])
-                db = int(schema.delta_bits[col])
-                if db:
-                    coded = hb & changed
-                    tier = np.where(coded, self.tier[:, col], _FULL)
-                    v[:, pos] = _TIER_PREFIX[tier]
-                    w[:, pos] = np.where(coded, _TIER_PREFIX_BITS[tier], 0)
-                    delta = tier != _FULL
-                    v[:, pos + 1] = np.where(delta, _zigzag(self.diff[:, col]), self.cur[:, col])
-                    w[:, pos + 1] = np.where(
-                        delta, np.where(tier == _SMALL, db, 2 * db), np.where(send, width, 0)
-                    )
-                else:
-                    v[:, pos + 1], w[:, pos + 1] = self.cur[:, col], np.where(send, width, 0)
-                pos += 2
-                col += 1
+        own_age = hb & ~is_common
+        v[:, 1] = hb | (is_common << 1) | np.where(own_age, self.age << 2, 0)
+        w[:, 1] = np.where(hb, np.where(is_common, 2, 2 + AGE_BITS), 1)
+        v[:, 2] = self.field_changed.astype(np.uint64) @ (
+            np.uint64(1) << np.arange(nf, dtype=np.uint64)
+        )
+        w[:, 2] = np.where(hb, nf, 0)
+        col_changed = self.field_changed[:, schema.column_field]
+        send = ~hb[:, None] | col_changed
+        coded = hb[:, None] & col_changed & (schema.delta_bits > 0)[None, :]
+        tier = np.where(coded, self.tier, _FULL)
+        delta = tier != _FULL
+        payload = np.where(delta, _zigzag(self.diff), self.cur)
+        db = schema.delta_bits[None, :]
+        payload_bits = np.where(
+            tier == _SMALL, db, np.where(tier == _MEDIUM, 2 * db, schema.widths[None, :])
+        )
+        prefix_bits = _TIER_PREFIX_BITS[tier]
+        v[:, 3:] = np.where(
+            coded, _TIER_PREFIX[tier] | (payload << prefix_bits.astype(np.uint64)), self.cur
+        )
+        w[:, 3:] = np.where(coded, prefix_bits + payload_bits, np.where(send, schema.widths, 0))
         return v, w
 
 
 def _gap_items(gap: IntArray) -> tuple[npt.NDArray[np.uint64], IntArray]:
-    """The three items (prefix, length, payload) of each ID gap (>= 1)."""
-    n = gap.size
-    v = np.zeros((n, 3), dtype=np.uint64)
-    w = np.zeros((n, 3), dtype=np.int64)
-    long = gap >= _GAP_LONG
+    """One item (prefix and payload together) per ID gap (>= 1)."""
     rest = (gap - _GAP_LONG).clip(0)
-    length = np.zeros(n, dtype=np.int64)
+    length = np.zeros(gap.size, dtype=np.int64)
     remaining = rest.copy()
     while remaining.any():
         length += remaining > 0
         remaining >>= 1
-    v[:, 0], w[:, 0] = 7, 3
-    v[:, 1], w[:, 1] = np.where(long, length, 0), np.where(long, 6, 0)
-    v[:, 2], w[:, 2] = np.where(long, rest, 0), np.where(long, length, 0)
+    v = (7 | (length << 3) | (rest << 9)).astype(np.uint64)
+    w = 9 + length
     for lowest, prefix, prefix_bits, payload in reversed(_GAP_BUCKETS):
         hit = (gap >= lowest) & (gap < lowest + (1 << payload))
-        v[hit, 0], w[hit, 0] = prefix, prefix_bits
-        v[hit, 2], w[hit, 2] = gap[hit] - lowest, payload
+        v[hit] = (prefix | ((gap[hit] - lowest) << prefix_bits)).astype(np.uint64)
+        w[hit] = prefix_bits + payload
     return v, w
 
 
@@ -353,9 +346,16 @@ def _expand(starts: IntArray, lens: IntArray) -> IntArray:
 
 @dataclass(slots=True)
 class _Sent:
-    """What one snapshot carried to one client, per class: rows, IDs then, and codes."""
+    """One tick's records of one class for every client: sorted by client slot."""
 
-    records: list[tuple[_ClassState, IntArray, IntArray, npt.NDArray[np.uint64]]]
+    state: _ClassState
+    slots: IntArray
+    rows: IntArray
+    ids: IntArray
+    """The rows' object IDs when sent (a reused row holds another object later)."""
+    codes: npt.NDArray[np.uint64]
+    bounds: IntArray
+    """``bounds[s]:bounds[s + 1]`` are slot ``s``'s records."""
 
 
 @dataclass(slots=True)
@@ -364,7 +364,7 @@ class _Client:
     key: int
     policy_client: int
     seq: int = 0  # sequence number of the next snapshot
-    log: OrderedDict[int, _Sent] = field(default_factory=OrderedDict)
+    log: OrderedDict[int, int] = field(default_factory=OrderedDict)  # seq -> tick number
 
 
 class SnapshotEngine:
@@ -392,6 +392,8 @@ class SnapshotEngine:
         self._by_policy: dict[int, int] = {}  # policy client id -> slot
         self._free_slots: list[int] = []
         self._slots = 0  # client slot high-water mark
+        self._sent: OrderedDict[int, list[_Sent]] = OrderedDict()  # tick number -> records
+        self._ticks = 0
         self.records_sent = 0
         """Records sent over all ticks."""
         self.record_bits = 0
@@ -556,15 +558,19 @@ class SnapshotEngine:
             return
         newest = client.seq - 1
         full = newest - ((newest - latest) % SEQ_MOD)
+        slot = client.slot
         for seq in [full] + [full - 1 - i for i in range(ACK_FIELD_BITS) if bits >> i & 1]:
-            sent = client.log.pop(seq, None)
-            if sent is None:
-                continue
-            for state, rows, ids, codes in sent.records:
-                slot = client.slot
-                ok = (state.table.ids[rows] == ids) & (state.acked_seq[slot, rows] < seq)
+            tick = client.log.pop(seq, None)
+            for sent in self._sent.get(tick, ()) if tick is not None else ():
+                lo, hi = int(sent.bounds[slot]), int(sent.bounds[slot + 1])
+                if lo == hi:
+                    continue
+                state, rows = sent.state, sent.rows[lo:hi]
+                ok = (state.table.ids[rows] == sent.ids[lo:hi]) & (
+                    state.acked_seq[slot, rows] < seq
+                )
                 ok &= state.announced[slot, rows] == 2
-                state.acked[slot, rows[ok]] = codes[ok]
+                state.acked[slot, rows[ok]] = sent.codes[lo:hi][ok]
                 state.acked_seq[slot, rows[ok]] = seq
 
     # -- the tick -----------------------------------------------------------------------------
@@ -762,6 +768,10 @@ class SnapshotEngine:
         counts = counts.reshape(ns, MAX_AGE + 1)
         counts[:, 0] = 0
         common = np.argmax(counts, axis=1)
+        seqs = np.zeros(ns, dtype=np.int64)
+        for client in self._clients.values():
+            seqs[client.slot] = client.seq
+        tick_log: list[_Sent] = []
         # item pool: each class's record matrices, then headers, then padding
         vals: list[npt.NDArray[np.uint64]] = []
         wids: list[IntArray] = []
@@ -773,14 +783,16 @@ class SnapshotEngine:
         for c in chosen:
             v, w = c.items(gap[at : at + c.slots.size], common[c.slots])
             at += c.slots.size
-            count, k = v.shape
-            vals.append(v.reshape(-1))
-            wids.append(w.reshape(-1))
-            starts.append(offset + np.arange(count, dtype=np.int64) * k)
-            lens.append(np.full(count, k, dtype=np.int64))
+            present = w > 0  # zero-width items (absent fields) are dropped here
+            per_record = present.sum(axis=1)
+            flat_v = v[present]
+            vals.append(flat_v)
+            wids.append(w[present])
+            starts.append(offset + np.cumsum(per_record) - per_record)
+            lens.append(per_record)
             rbits.append(w.sum(axis=1))
-            offset += count * k
-            self._log(c, now)
+            offset += flat_v.size
+            self._log(c, now, seqs, tick_log)
         rec_start = np.concatenate(starts)[order]
         rec_len = np.concatenate(lens)[order]
         rec_bits = np.concatenate(rbits)[order]
@@ -815,39 +827,35 @@ class SnapshotEngine:
         head_pos = first + 2 * np.arange(g)
         seg_start[head_pos], seg_len[head_pos] = head_start, 5
         pad_pos = last + 2 * np.arange(g) + 2
-        seg_start[pad_pos], seg_len[pad_pos] = pad_start, 1
+        seg_start[pad_pos], seg_len[pad_pos] = pad_start, pad > 0
         index = _expand(seg_start, seg_len)
         packed = pack_items(values[index], widths[index])
         size = (totals + pad) // 8
         ends = np.cumsum(size)
         result: dict[int, bytes] = {}
+        self._ticks += 1
+        self._sent[self._ticks] = tick_log
+        while len(self._sent) > SENT_LOG:
+            self._sent.popitem(last=False)
         for client, lo, hi in zip(clients, (ends - size).tolist(), ends.tolist(), strict=True):
             result[client.key] = packed[lo:hi]
+            client.log[client.seq] = self._ticks
+            if len(client.log) > SENT_LOG:
+                client.log.popitem(last=False)
             client.seq += 1
         self.records_sent += int(s_slot.size)
         self.record_bits += int(rec_bits.sum())
         self.bits_sent += int(size.sum()) * 8
         return result
 
-    def _log(self, c: _Candidates, now: float) -> None:
+    def _log(self, c: _Candidates, now: float, seqs: IntArray, tick: list[_Sent]) -> None:
         state = c.state
         state.acc[c.slots, c.rows] = 0.0
         state.want[c.slots, c.rows] = False
         state.sent_time[c.slots, c.rows] = now
-        order = np.argsort(c.slots, kind="stable")
-        slots = c.slots[order]
-        bounds = np.flatnonzero(np.diff(slots, prepend=-1, append=-1))
-        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-            client = self._by_slot[int(slots[lo])]
-            pick = order[lo:hi]
-            rows = c.rows[pick]
-            state.sent_seq[client.slot, rows] = client.seq
-            entry = client.log.get(client.seq)
-            if entry is None:
-                entry = client.log[client.seq] = _Sent([])
-                while len(client.log) > SENT_LOG:
-                    client.log.popitem(last=False)
-            entry.records.append((state, rows, state.table.ids[rows].copy(), c.cur[pick]))
+        state.sent_seq[c.slots, c.rows] = seqs[c.slots]
+        bounds = np.searchsorted(c.slots, np.arange(self._slots + 1))
+        tick.append(_Sent(state, c.slots, c.rows, state.table.ids[c.rows], c.cur, bounds))
 
 
 @dataclass(frozen=True, slots=True)
@@ -973,9 +981,10 @@ class SnapshotReader:
         db = schema.delta_bits.tolist()
         wraps = schema.wraps.tolist()
         codes = list(base)
+        mask = reader.serialize_bits(0, len(schema.continuous))
         col = 0
-        for f in schema.continuous:
-            changed = reader.serialize_bits(0, 1)
+        for index, f in enumerate(schema.continuous):
+            changed = mask >> index & 1
             for _ in range(f.columns):
                 if changed:
                     tier = _read_tier(reader) if db[col] else _FULL
