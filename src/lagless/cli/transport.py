@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -140,7 +141,7 @@ def read_token(text: str) -> bytes:
         ConfigError: neither a readable file nor 4096 hex digits, or not 2048 bytes.
     """
     path = Path(text)
-    if path.is_file():
+    if not re.fullmatch(r"\s*[0-9a-fA-F\s]{64,}", text) and path.is_file():
         try:
             data = path.read_bytes()
         except OSError as exc:
