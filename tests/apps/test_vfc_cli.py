@@ -38,3 +38,32 @@ def test_cli_rejects_bad_arguments() -> None:
     assert "count must be in [1, 256]" in result.output
     result = runner.invoke(app, ["serve", "--host", "no-such-host.invalid"])
     assert result.exit_code == 2
+
+
+def test_serve_prints_status_only_when_clients_or_objects_change() -> None:
+    lines: list[str] = []
+    seen: list[int] = []
+
+    async def main() -> None:
+        bound: asyncio.Future[Address] = asyncio.get_running_loop().create_future()
+        server = asyncio.create_task(
+            serve_vfc(
+                ("127.0.0.1", 0),
+                out=lines.append,
+                duration=5.5,
+                ready=bound.set_result,
+                monitor=lambda clients: seen.append(len(clients)),
+            )
+        )
+        address = await bound
+        await asyncio.sleep(2.2)
+        assert not [line for line in lines if line.startswith("clients ")]  # idle: silent
+        await run_bots(address, count=2, map_name="aard3c", duration=2.0, out=lines.append)
+        await server
+
+    asyncio.run(main())
+    status = [line for line in lines if line.startswith("clients ")]
+    assert status[0].startswith("clients 2 objects 2")
+    assert len(status) == len(set(line.split(" updates")[0] for line in status)) <= 3
+    assert seen[0] == 0
+    assert max(seen) == 2
