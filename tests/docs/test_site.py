@@ -86,7 +86,7 @@ def _plain(docline: str) -> str:
 
 @pytest.mark.parametrize("layer", LAYERS)
 def test_every_layer_has_a_page_with_its_reference(site: Path, layer: str) -> None:
-    page = site / "api" / layer / "index.html"
+    page = site / "api" / f"{layer}.html"
     assert page.is_file(), f"no page for lagless.{layer}"
     anchors = set(re.findall(r'id="lagless\.[\w.]*?\.(\w+)"', page.read_text(encoding="utf-8")))
     module = importlib.import_module(f"lagless.{layer}")
@@ -101,12 +101,12 @@ def test_known_docstrings_appear(site: Path, layer: str, name: str) -> None:
     obj = getattr(importlib.import_module(f"lagless.{layer}"), name)
     first = (inspect.getdoc(obj) or "").splitlines()[0]
     assert first, f"lagless.{layer}.{name} has no docstring"
-    assert _plain(first) in _text(site / "api" / layer / "index.html")
+    assert _plain(first) in _text(site / "api" / f"{layer}.html")
 
 
 @pytest.mark.parametrize("page", OTHER_PAGES)
 def test_guides_and_protocol_documents_are_built(site: Path, page: str) -> None:
-    assert (site / page / "index.html").is_file()
+    assert (site / f"{page}.html").is_file()
 
 
 def test_docs_send_no_reader_outside_the_repository() -> None:
