@@ -23,13 +23,15 @@ Decisions:
 * **Priority accumulator.** Each tick a candidate's accumulator grows by the summed ``priority``
   of its changed fields; candidates go out by descending accumulator until the client's
   ``budget_bytes`` are used, and a sent pair's accumulator returns to 0, so objects that wait
-  gain priority (Fusion / Tribes).
+  gain priority (Fusion / Tribes). The selection estimates each record's ID and age bits; a
+  message that comes out over budget is selected again with a smaller budget before anything
+  is committed, so no message ever exceeds ``budget_bytes`` (``test_snapshot.py::test_budget_and_priority_accumulator``).
 * **Record layout** (LSB first): object ID as the gap to the previous record's ID in a prefix
-  code (``0`` + 2 bits for 1..4, ``10`` + 4 bits for 5..20, ``110`` + 8 bits for 21..276,
-  ``111`` + a 6-bit length + the gap - 277); ``has_baseline``; if so, ``is_common`` and, if not
-  common, a 5-bit age. Full state: every continuous code column in its full width. Delta: the
-  changed-field mask (one bit per continuous field), then per column of a changed field a tier:
-  ``0`` + the zigzag difference
+  code (``0`` for 1, ``10`` + 4 bits for 2..17, ``110`` + 8 bits for 18..273, ``111`` + a
+  6-bit length + the gap - 274: consecutive IDs cost one bit, as in Gaffer's index encoding);
+  ``has_baseline``; if so, ``is_common`` and, if not common, a 5-bit age. Full state: every
+  continuous code column in its full width. Delta: the changed-field mask (one bit per
+  continuous field), then per column of a changed field a tier: ``0`` + the zigzag difference
   in ``delta_bits`` bits, ``10`` + the zigzag difference in ``2 * delta_bits`` bits, or ``11`` +
   the full code (columns without ``delta_bits`` send the full code, no tier). Gaffer's relative
   encoding uses the same idea with more buckets.
@@ -89,8 +91,8 @@ HISTORY: Final = MAX_AGE + 1  # received records kept per object as baselines
 ID_ESTIMATE_BITS: Final = 6  # the selection's estimate of one record's ID gap
 MAX_BUDGET: Final = 1016  # bytes: one unreliable message (1024) minus the record overhead
 # ID gap prefix code: (lowest gap, prefix value, prefix bits, payload bits)
-_GAP_BUCKETS: Final = ((1, 0, 1, 2), (5, 1, 2, 4), (21, 3, 3, 8))
-_GAP_LONG: Final = 277  # gaps from here: prefix 0b111, 6-bit length, value
+_GAP_BUCKETS: Final = ((1, 0, 1, 0), (2, 1, 2, 4), (18, 3, 3, 8))
+_GAP_LONG: Final = 274  # gaps from here: prefix 0b111, 6-bit length, value
 _FULL: Final = 0  # delta tiers of a column: full code, small delta, medium delta
 _SMALL: Final = 1
 _MEDIUM: Final = 2
@@ -600,7 +602,12 @@ class SnapshotEngine:
             if len(plan):
                 self._apply_plan(plan.clients, plan.objects)
         cands = [self._candidates(state, active, seqs, now) for state in states]
-        return self._encode(self._select(cands, ns), now)
+        budget = np.full(ns, self.config.budget_bytes * 8 - HEADER_BITS, dtype=np.int64)
+        while True:  # the selection estimates ID and age bits; trim until every message fits
+            result = self._encode(self._select(cands, ns, budget), now)
+            if isinstance(result, dict):
+                return result
+            budget -= result
 
     def _state(self, cls: type[NetworkObject]) -> _ClassState:
         state = self._states.get(cls)
@@ -724,7 +731,7 @@ class SnapshotEngine:
             state.acc[slots, rows],
         )
 
-    def _select(self, cands: list[_Candidates], ns: int) -> list[_Candidates]:
+    def _select(self, cands: list[_Candidates], ns: int, budget: IntArray) -> list[_Candidates]:
         if not cands:
             return []
         slots = np.concatenate([c.slots for c in cands])
@@ -740,9 +747,8 @@ class SnapshotEngine:
         before = np.concatenate(([0], cum))[first]
         within = cum - before[s_sorted]
         rank = np.arange(order.size) - first[s_sorted]
-        budget = self.config.budget_bytes * 8 - HEADER_BITS - 7
         keep = np.zeros(order.size, dtype=np.bool_)
-        keep[order] = (within <= budget) & (rank < MAX_RECORDS)
+        keep[order] = (within <= budget[s_sorted]) & (rank < MAX_RECORDS)
         out = []
         start = 0
         for c in cands:
@@ -750,7 +756,9 @@ class SnapshotEngine:
             start += c.slots.size
         return [c for c in out if c.slots.size]
 
-    def _encode(self, chosen: list[_Candidates], now: float) -> dict[int, bytes]:
+    def _encode(self, chosen: list[_Candidates], now: float) -> dict[int, bytes] | IntArray:
+        """Encode the chosen records; or, when a message would exceed the budget, change
+        nothing and return the bits to take off each slot's selection budget."""
         if not chosen:
             return {}
         ns = self._slots
@@ -792,7 +800,6 @@ class SnapshotEngine:
             lens.append(per_record)
             rbits.append(w.sum(axis=1))
             offset += flat_v.size
-            self._log(c, now, seqs, tick_log)
         rec_start = np.concatenate(starts)[order]
         rec_len = np.concatenate(lens)[order]
         rec_bits = np.concatenate(rbits)[order]
@@ -802,6 +809,13 @@ class SnapshotEngine:
         totals = np.bincount(s_slot, weights=rec_bits, minlength=ns)[senders].astype(np.int64)
         totals += HEADER_BITS
         pad = (-totals) % 8
+        excess = totals + pad - 8 * self.config.budget_bytes
+        if (excess > 0).any():
+            over = np.zeros(ns, dtype=np.int64)
+            over[senders] = np.maximum(excess, 0) + np.where(excess > 0, 32, 0)
+            return over
+        for c in chosen:
+            self._log(c, now, seqs, tick_log)
         clients = [self._by_slot[int(s)] for s in senders]
         time_ms = int(now * 1000.0) & 0xFFFFFFFF
         head_v = np.zeros((g, 5), dtype=np.uint64)

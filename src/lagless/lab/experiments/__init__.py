@@ -11,6 +11,8 @@ from __future__ import annotations
 from lagless.lab.experiments import gossip as gossip
 from lagless.lab.experiments import netsim as netsim
 from lagless.lab.experiments import realtime as realtime
+from lagless.lab.experiments import replication_bandwidth as replication_bandwidth
+from lagless.lab.experiments import replication_ids as replication_ids
 from lagless.lab.experiments import replication_lagcomp as replication_lagcomp
 from lagless.lab.experiments import replication_prediction as replication_prediction
 from lagless.lab.experiments import replication_x4 as replication_x4
