@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable
 
@@ -11,6 +12,7 @@ from lagless._types import SansIO
 from lagless.interest import AuraPolicy
 from lagless.netsim import LinkConfig
 from lagless.replication.client import ReplicationClient
+from lagless.replication.display import Display
 from lagless.replication.events import Target
 from lagless.replication.objects import Role, World
 from lagless.replication.server import ReplicationServer
@@ -22,6 +24,7 @@ from lagless.replication.session import (
     SnapshotReceived,
     Welcomed,
 )
+from lagless.smoothing import create_display_model
 from lagless.testing import check_sans_io
 from lagless.transport.client import Client
 from lagless.transport.netcode_client import NetcodeClientConfig
@@ -241,3 +244,32 @@ def _client(now: float) -> ReplicationClient:
 @pytest.mark.parametrize("factory", [_server, _client], ids=["server", "client"])
 def test_sans_io_contract(factory: Callable[[float], SansIO]) -> None:
     check_sans_io(factory, rng=random.Random(7))
+
+
+def test_display_smooths_remote_objects_through_interpolation() -> None:
+    game = SimGame(link=LinkConfig(latency=0.03))
+    game.add_client(1)
+    model = create_display_model("interpolation")
+    game.clients[0].obj.display = Display({Ship: model})
+    game.run(1.0)
+    server = game.server.obj
+    ship = server.spawn(Ship, pos=(0.0, 0.0), vel=(4.0, 0.0))
+    game.run(0.5)
+    client = game.clients[0].obj
+    shown: list[float] = []
+    for step in range(40):
+        ship.pos = (0.2 * step, 0.0)  # 4 m/s
+        game.run(0.05)
+        replica = client.world.find(ship.id)
+        assert replica is not None
+        display = client.display
+        assert display is not None
+        state = display.state(replica, game.now)
+        if state is not None:
+            shown.append(state.x)
+    assert len(shown) > 30
+    steps = [b - a for a, b in itertools.pairwise(shown[10:])]
+    assert min(steps) > 0.0  # drawn moving forward every frame, no holds or jumps back
+    assert max(steps) < 0.5
+    assert 0.2 * 39 - shown[-1] < 1.5  # behind the truth by the render delay, not more
+    assert Display({}).state(replica, game.now) is None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from lagless.replication.bitpack import pack_items as pack_items
 from lagless.replication.client import ReplicationClient as ReplicationClient
+from lagless.replication.display import Display as Display
 from lagless.replication.events import NetEvent as NetEvent
 from lagless.replication.events import Target as Target
 from lagless.replication.events import TargetKind as TargetKind
@@ -136,6 +137,7 @@ __all__ = [
     "ClientLeft",
     "ControlOp",
     "Destroy",
+    "Display",
     "EnumField",
     "EventMessage",
     "EventReceived",

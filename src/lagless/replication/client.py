@@ -8,8 +8,8 @@ data; snapshots update it; a destroy removes it and nulls every reference to it.
 server's clock as this client estimates it (the transport's clock sync, spec 004 §4.4.5) once it
 is synchronised, and with the local ``now`` before.
 
-Remote objects are shown through `lagless.smoothing` display models by `Display`
-(``display.py``), fed from `SnapshotReceived` events.
+Remote objects are shown through `lagless.smoothing` display models by an optional `Display`
+(``display.py``) that the client feeds every snapshot, stamped with the snapshot's server time.
 
 Decisions: a control message that fails to decode is dropped whole and counted (the reliable
 channel will not resend it: the client's world may then miss objects, which is what a malicious
@@ -27,6 +27,7 @@ import numpy as np
 
 from lagless._types import Address
 from lagless.errors import LocalProtocolError
+from lagless.replication.display import Display
 from lagless.replication.events import NetEvent, Target
 from lagless.replication.messages import (
     MSG_CONTROL,
@@ -74,6 +75,7 @@ class ReplicationClient:
         world: The replica world; register the same classes as the server.
         config: Tick rate of owner updates.
         events: The event classes the server may send.
+        display: Smoothing display models for the replicas (`Display`), or None.
     """
 
     def __init__(
@@ -83,8 +85,11 @@ class ReplicationClient:
         *,
         config: ReplicationConfig | None = None,
         events: Iterable[type[NetEvent]] = (),
+        display: Display | None = None,
     ) -> None:
         self.transport = transport
+        self.display = display
+        """Smoothing display models fed from every snapshot, or None."""
         self.world = world
         self.config = ReplicationConfig() if config is None else config
         self.reader = SnapshotReader(world)
@@ -171,7 +176,10 @@ class ReplicationClient:
                 ack = self.reader.ack()
                 if ack is not None and self.transport.connected:
                     self.transport.send(SNAPSHOT_CHANNEL, ack)
-                self._events.append(SnapshotReceived(info.seq, info.server_time, info.updated))
+                event = SnapshotReceived(info.seq, info.server_time, info.updated)
+                if self.display is not None:
+                    self.display.update(event, self._now, self.server_time(self._now))
+                self._events.append(event)
             elif kind == MSG_EVENT:
                 message = decode_event(payload, self._event_classes)
                 self._events.append(
@@ -197,6 +205,8 @@ class ReplicationClient:
             cls = type(obj)
             self.world.destroy(obj)
             self.reader.forget(op.ident, cls)
+            if self.display is not None:
+                self.display.forget(op.ident)
             self._events.append(ObjectDestroyed(op.ident, cls))
         elif isinstance(op, OwnerChange):
             obj = self.world.find(op.ident)

@@ -25,7 +25,8 @@ Decisions:
   ``budget_bytes`` are used, and a sent pair's accumulator returns to 0, so objects that wait
   gain priority (Fusion / Tribes). The selection estimates each record's ID and age bits; a
   message that comes out over budget is selected again with a smaller budget before anything
-  is committed, so no message ever exceeds ``budget_bytes`` (``test_snapshot.py::test_budget_and_priority_accumulator``).
+  is committed, so no message ever exceeds ``budget_bytes``
+  (``test_snapshot.py::test_budget_and_priority_accumulator``).
 * **Record layout** (LSB first): object ID as the gap to the previous record's ID in a prefix
   code (``0`` for 1, ``10`` + 4 bits for 2..17, ``110`` + 8 bits for 18..273, ``111`` + a
   6-bit length + the gap - 274: consecutive IDs cost one bit, as in Gaffer's index encoding);
