@@ -14,8 +14,9 @@ from lagless.netsim import LinkConfig
 from lagless.replication.client import ReplicationClient
 from lagless.replication.display import Display
 from lagless.replication.events import Target
+from lagless.replication.messages import MAX_OPS, Destroy
 from lagless.replication.objects import Role, World
-from lagless.replication.server import ReplicationServer
+from lagless.replication.server import ReplicationServer, _chunks
 from lagless.replication.session import (
     EventReceived,
     ObjectAnnounced,
@@ -38,6 +39,7 @@ from .helpers import (
     PROTOCOL_ID,
     SERVER,
     Fire,
+    Gadget,
     Kind,
     Ping,
     Ship,
@@ -273,3 +275,18 @@ def test_display_smooths_remote_objects_through_interpolation() -> None:
     assert max(steps) < 0.5
     assert 0.2 * 39 - shown[-1] < 1.5  # behind the truth by the render delay, not more
     assert Display({}).state(replica, game.now) is None
+
+
+def test_large_initial_state_fragments_on_the_reliable_channel() -> None:
+    game = _joined(SimGame(link=LinkConfig(latency=0.02, loss=0.1), seed=8), clients=1)
+    server = game.server.obj
+    gadgets = [server.spawn(Gadget, label=f"g{i:010d}", blob=bytes(8)) for i in range(1500)]
+    game.run(6.0)
+    world = game.clients[0].obj.world
+    assert len(world) == 1500  # ~40 KB of announcements through 1 KiB fragments with 10 % loss
+    for gadget in gadgets[::97]:
+        copy = world.find(gadget.id)
+        assert isinstance(copy, Gadget)
+        assert copy.label == gadget.label
+    assert server.engine.records_sent == 0  # nothing moved: announcements were enough
+    assert _chunks([Destroy(i) for i in range(MAX_OPS + 1)])[1] == [Destroy(MAX_OPS)]

@@ -22,6 +22,9 @@ Decisions:
   cut) every object its ``RefField(depending=True)`` fields reference, in the same ordered
   control message, so the referenced replica exists when the holder's is built.
 * **Destroy propagates** to every client the object was announced to, on the control channel.
+* **Large initial states.** One tick's control operations for a client go in messages of at most
+  `CONTROL_CHUNK` bytes on the reliable-ordered channel, which fragments them (a whole level of
+  announcements arrives in order, in a few messages).
 * **Owners.** A client may write only the ``Writer.OWNER`` fields of objects it owns; an owner
   update for another client's object is dropped and counted. An object's owner's pivots for the
   interest policy are the positional objects it owns.
@@ -48,6 +51,7 @@ from lagless.interest import InterestPolicy
 from lagless.replication.events import NetEvent, Target, TargetKind
 from lagless.replication.fields import RefField
 from lagless.replication.messages import (
+    MAX_OPS,
     MSG_EVENT,
     MSG_OWNER_UPDATE,
     Announce,
@@ -85,6 +89,7 @@ __all__ = [
 CONTROL_CHANNEL: Final = 0  # reliable-ordered (transport default channel 0)
 OWNER_CHANNEL: Final = 2  # unreliable-sequenced
 SNAPSHOT_CHANNEL: Final = 3  # unreliable
+CONTROL_CHUNK: Final = 64 * 1024  # bytes: control messages are cut here (transport max 256 KiB)
 ObjT = TypeVar("ObjT", bound=NetworkObject)
 
 
@@ -101,6 +106,20 @@ class ReplicationConfig:
         """Validate; raise `ConfigError` naming the field."""
         if not 1.0 <= self.tick_rate <= 240.0:
             raise ConfigError(f"tick_rate must be in [1, 240] Hz, got {self.tick_rate}")
+
+
+def _chunks(ops: list[ControlOp]) -> list[list[ControlOp]]:
+    """Split control ops into messages of at most `CONTROL_CHUNK` bytes and `MAX_OPS` ops."""
+    chunks: list[list[ControlOp]] = [[]]
+    size = 0
+    for op in ops:
+        op_size = len(encode_control([op]))
+        if chunks[-1] and (size + op_size > CONTROL_CHUNK or len(chunks[-1]) == MAX_OPS):
+            chunks.append([])
+            size = 0
+        chunks[-1].append(op)
+        size += op_size
+    return [c for c in chunks if c]
 
 
 def event_channel(event: NetEvent) -> int:
@@ -217,7 +236,7 @@ class ReplicationServer:
         """Propagate lifecycle changes, then send every client its announcements and snapshot."""
         self.ticks += 1
         ops: dict[int, list[ControlOp]] = {}
-        records: dict[int, list[tuple[NetworkObject, npt.NDArray[Any]]]] = {}
+        records: dict[int, list[tuple[ControlOp, tuple[NetworkObject, npt.NDArray[Any]]]]] = {}
         changes = self.world.changes()
         for obj in changes.spawned:
             if obj.alive:
@@ -226,12 +245,12 @@ class ReplicationServer:
             for key in self.engine.announced_clients(cls, row):
                 ops.setdefault(key, []).append(Destroy(ident))
             self.engine.object_removed(cls, row)
-        repivot: set[int] = {o.owner for o in changes.spawned if o.alive and o.owner is not None}
+        repivot = any(o.alive and o.owner is not None for o in changes.spawned)
         for ident, owner in changes.owners.items():
             obj = self.world.find(ident)
             if obj is None:
                 continue
-            repivot.update(c for c in self.clients if owner == c)
+            repivot = True
             for key in self.engine.announced_clients(type(obj), obj._row):
                 ops.setdefault(key, []).append(OwnerChange(ident, owner))
         for ident, indices in changes.blobs.items():
@@ -243,27 +262,36 @@ class ReplicationServer:
                     blob = obj.schema.blobs[index]
                     data = blob.to_bytes(getattr(obj, blob.name))
                     ops.setdefault(key, []).append(BlobSet(ident, index, data))
-        for key in repivot & set(self.clients):
-            owned = [o for o in self.world if o.owner == key and o.position_field is not None]
-            self.engine.set_pivots(key, owned)
+        if repivot or changes.destroyed:
+            self._set_pivots()
         snapshots = self.engine.tick(now)
         for key, obj in self.engine.announcements_due():
             self._announce(key, obj, ops.setdefault(key, []), records.setdefault(key, []))
         for key, key_ops in ops.items():
-            if not key_ops:
-                continue
-            message_id = self.transport.send(key, CONTROL_CHANNEL, encode_control(key_ops))
-            if message_id is not None and records.get(key):
-                self._announcing[(key, message_id)] = records[key]
+            pending = {id(op): record for op, record in records.get(key, [])}
+            for chunk in _chunks(key_ops):
+                message_id = self.transport.send(key, CONTROL_CHANNEL, encode_control(chunk))
+                announced = [pending[id(op)] for op in chunk if id(op) in pending]
+                if message_id is not None and announced:
+                    self._announcing[(key, message_id)] = announced
         for key, payload in snapshots.items():
             self.transport.send(key, SNAPSHOT_CHANNEL, payload)
+
+    def _set_pivots(self) -> None:
+        """Each client's interest pivots: the positional objects it owns (one pass)."""
+        owned: dict[int, list[NetworkObject]] = {key: [] for key in self.clients}
+        for obj in self.world:
+            if obj.owner in owned and obj.position_field is not None:
+                owned[obj.owner].append(obj)
+        for key, objects in owned.items():
+            self.engine.set_pivots(key, objects)
 
     def _announce(
         self,
         key: int,
         obj: NetworkObject,
         ops: list[ControlOp],
-        records: list[tuple[NetworkObject, npt.NDArray[Any]]],
+        records: list[tuple[ControlOp, tuple[NetworkObject, npt.NDArray[Any]]]],
     ) -> None:
         if self.engine.is_announced(key, obj):
             return
@@ -281,8 +309,9 @@ class ReplicationServer:
         codes = schema.encode(row, schema.numeric)[0]
         blobs = tuple(getattr(obj, f.name) for f in schema.blobs)
         data = obj.announcement_data()
-        ops.append(Announce(type(obj), obj.id, obj.owner, data, tuple(codes.tolist()), blobs))
-        records.append((obj, schema.encode(row)[0]))
+        op = Announce(type(obj), obj.id, obj.owner, data, tuple(codes.tolist()), blobs)
+        ops.append(op)
+        records.append((op, (obj, schema.encode(row)[0])))
 
     # -- input --------------------------------------------------------------------------------
 
@@ -350,8 +379,11 @@ class ReplicationServer:
         if target.kind is TargetKind.SERVER:
             return
         relayed = encode_event(event, key, target, message.time)
-        for recipient in self._recipients(target, key):
-            self.transport.send(recipient, event_channel(event), relayed)
+        try:
+            for recipient in self._recipients(target, key):
+                self.transport.send(recipient, event_channel(event), relayed)
+        except LocalProtocolError:  # re-stamped, it no longer fits an unreliable message
+            self.drops["event_too_large"] += 1
 
     def _recipients(self, target: Target, sender: int | None) -> list[int]:
         clients = self.clients
