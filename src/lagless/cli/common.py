@@ -17,6 +17,7 @@ Decisions (pinned by ``tests/cli/``):
 from __future__ import annotations
 
 import asyncio
+import math
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator
@@ -130,6 +131,31 @@ def _port(port: int, field: str) -> int:
     if not 0 <= port <= 65535:
         raise ConfigError(f"{field} must be in [0, 65535], got {port}")
     return port
+
+
+def seconds(value: float | None, flag: str, *, zero: bool = False) -> float | None:
+    """Return ``value`` (seconds) after checking it is finite and > 0 (>= 0 with ``zero``).
+
+    Raises:
+        ConfigError: naming ``flag``, when the value is out of range.
+    """
+    if value is None:
+        return None
+    if not (math.isfinite(value) and (value >= 0 if zero else value > 0)):
+        bound = ">= 0" if zero else "> 0"
+        raise ConfigError(f"{flag} must be a number of seconds {bound}, got {value:g}")
+    return value
+
+
+def in_range(value: int, flag: str, low: int, high: int) -> int:
+    """Return ``value`` after checking ``low <= value <= high``.
+
+    Raises:
+        ConfigError: naming ``flag``, when the value is out of range.
+    """
+    if not low <= value <= high:
+        raise ConfigError(f"{flag} must be in [{low}, {high}], got {value}")
+    return value
 
 
 def bind_address(host: str, port: int, *, field: str = "--host") -> Address:

@@ -25,14 +25,15 @@ from lagless.cli.common import (
     bind_address,
     echo,
     exit_for,
+    in_range,
     make_app,
     peer_address,
     run_app,
     run_until_signal,
+    seconds,
     show,
 )
 from lagless.cli.live import LiveView, LobbyRates
-from lagless.errors import ConfigError
 from lagless.gossip.lobby import LobbyStatistics
 
 MAX_PEERS: int = 1000
@@ -54,6 +55,7 @@ def lobby_command(
 ) -> None:
     """Run the Silac info server: active games, contact nodes, heartbeats (types 32-35)."""
     address = bind_address(host, port)
+    seconds(duration, "--duration")
     view = LiveView(quiet=quiet)
     rates = LobbyRates()
 
@@ -99,6 +101,7 @@ def peer_command(
     """Run one bot peer: find a game through the lobby (or host one), walk and gossip."""
     lobby_address = peer_address(lobby, field="--lobby")
     local = bind_address(host, port)
+    seconds(duration, "--duration")
     summary: PeerSummary
     summary, signum = run_until_signal(
         lambda stop: run_peer(
@@ -132,8 +135,8 @@ def swarm_command(
     host: str = typer.Option("127.0.0.1", "--host", help="name or IP every peer binds"),
 ) -> None:
     """Run N bot peers in this process, each on its own UDP socket; print coverage and traffic."""
-    if not 1 <= count <= MAX_PEERS:
-        raise ConfigError(f"--count must be in [1, {MAX_PEERS}], got {count}")
+    in_range(count, "--count", 1, MAX_PEERS)
+    seconds(duration, "--duration")
     lobby_address = None if lobby is None else peer_address(lobby, field="--lobby")
     local = bind_address(host, 0)
     summary: SwarmSummary

@@ -103,7 +103,7 @@ def demo(
     """Send a paced stream across one profile's link and print measured beside configured values."""
     try:
         if direction not in ("up", "down"):
-            raise ConfigError(f"direction must be 'up' or 'down', got {direction!r}")
+            raise ConfigError(f"--direction must be 'up' or 'down', got {direction!r}")
         chosen: Literal["up", "down"] = "up" if direction == "up" else "down"
         result = run_demo(
             profile, packets=packets, seed=seed, size=size, rate=rate, direction=chosen

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from lagless.cli.common import exit_for, run_until_signal
+from lagless.cli.common import exit_for, run_until_signal, seconds
 from lagless.io.proxy import (
     ProxyStats,
     build_proxy_config,
@@ -103,6 +103,7 @@ def proxy(
     ),
 ) -> None:
     """Forward UDP between clients and a server through a simulated link (loss, delay, ...)."""
+    seconds(duration, "--duration", zero=True)
     overrides = overrides_from_flags(
         latency_ms=latency_ms,
         jitter_ms=jitter_ms,

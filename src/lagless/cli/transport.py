@@ -44,16 +44,19 @@ from lagless.cli.common import (
     echo,
     exit_for,
     fail,
+    in_range,
     peer_address,
     run_until_signal,
+    seconds,
     show,
 )
 from lagless.cli.live import LiveView, clients_table
 from lagless.errors import ConfigError
-from lagless.transport.constants import CONNECT_TOKEN_BYTES
+from lagless.transport.constants import CONNECT_TOKEN_BYTES, MAX_CLIENTS
 
 DEFAULT_PORT: int = 40000  # UDP port of ``lagless serve``
 DEFAULT_TOKEN_FILE: Path = Path("token.bin")
+UINT64_MAX: int = (1 << 64) - 1
 READ_CHUNK: int = 65536  # bytes read from stdin per readiness callback
 
 _KEY_HELP = "32-byte key as 64 hex digits [default: the netcode reference examples' test key]"
@@ -95,6 +98,8 @@ def serve_command(
 ) -> None:
     """Run a lagless server (netcode 1.02 handshake and encryption, channels inside)."""
     address = bind_address(host, port)
+    seconds(duration, "--duration")
+    in_range(max_clients, "--max-clients", 1, MAX_CLIENTS)
     options = ServeOptions(
         address=address,
         protocol_id=_protocol_id(protocol_id),
@@ -190,10 +195,14 @@ def connect_command(
     """Connect to a server, send each stdin line as a message, print the replies."""
     if server is None and token is None:
         fail("give the server's HOST:PORT, or a --token that names it")
+    seconds(timeout, "--timeout")
+    seconds(linger, "--linger", zero=True)
+    if client_id is not None:
+        in_range(client_id, "--client-id", 0, UINT64_MAX)
     if token is not None and insecure:
         fail("--token and --insecure do not go together (an insecure client has no token)")
     options = ConnectOptions(
-        server=None if server is None else peer_address(server, field="HOST:PORT"),
+        server=None if server is None else peer_address(server, field="the server address"),
         protocol_id=_protocol_id(protocol_id),
         private_key=parse_key(private_key),
         token=None if token is None else read_token(token),
@@ -264,6 +273,7 @@ def token_command(
     plain: bool = typer.Option(False, "--plain", help="no lagless mark: a plain netcode client"),
 ) -> None:
     """Make a netcode 1.02 connect token (the backend's job) for `lagless connect --token`."""
+    in_range(client_id, "--client-id", 0, UINT64_MAX)
     try:
         data = bytes.fromhex(user_data)
     except ValueError:

@@ -20,9 +20,11 @@ from lagless.cli.common import (
     echo,
     exit_for,
     fail,
+    in_range,
     make_app,
     peer_address,
     run_until_signal,
+    seconds,
     show,
 )
 from lagless.cli.live import LiveView, clients_table
@@ -61,6 +63,7 @@ def serve_command(
     """Run a VFC server (insecure transport; development and lab only)."""
     try:
         address = bind_address(host, port)
+        seconds(duration, "--duration")
     except ConfigError as exc:
         fail(str(exc))
     view = LiveView(quiet=quiet)
@@ -96,9 +99,9 @@ def bots_command(
     """Connect N bots to a VFC server and move them (spread or clustered by map)."""
     logging.getLogger("lagless.transport").addFilter(_Once())
     try:
-        address = peer_address(server, field="HOST:PORT")
-        if not 1 <= count <= MAX_BOTS:
-            raise ConfigError(f"--count must be in [1, {MAX_BOTS}], got {count}")
+        address = peer_address(server, field="the server address")
+        in_range(count, "--count", 1, MAX_BOTS)
+        seconds(duration, "--duration")
         summary, signum = run_until_signal(
             lambda stop: run_bots(
                 address,
