@@ -134,6 +134,7 @@ class GameClient:
             name: Player name (at most 16 characters are kept by the server).
         """
         self.kicked = None
+        self._now = max(self._now, now)
         self._connecting = True
         self.transport.connect_insecure(
             server_addresses=[server],
@@ -147,6 +148,7 @@ class GameClient:
     def connect_token(self, token: bytes, now: float) -> None:
         """Connect with a netcode connect token (secure mode)."""
         self.kicked = None
+        self._now = max(self._now, now)
         self._connecting = True
         self.transport.connect(token, now)
         self._absorb()
@@ -156,12 +158,17 @@ class GameClient:
         if not self._connecting:
             return False
         self.transport.disconnect()
+        self.replication.handle_timer(self._now)  # drains the transport's events
         self._absorb()
+        if self._connecting:  # the transport ends an unanswered attempt without an event
+            self._connecting = False
+            self._events.append(ConnectingFailed("stopped"))
         return True
 
     def disconnect(self) -> None:
         """Leave the server (``Disconnect``)."""
         self.transport.disconnect()
+        self.replication.handle_timer(self._now)  # drains the transport's events
         self._absorb()
 
     @property

@@ -16,8 +16,8 @@ Decisions:
   the lost ticks are skipped and counted (``ticks_skipped``) rather than run in a burst.
 * **Accept decision.** The transport completes the handshake; the server then decides: not
   listening, full (``max_players``) or the ``accept`` callback saying no disconnects the client at
-  once (`PlayerRejected`). An accepted client gets an `Avatar` it owns at a spawn point chosen
-  with the injected generator.
+  once (`PlayerRejected`). An accepted client gets an `Avatar` it owns at the spawn point
+  farthest from every living avatar (ties drawn with the injected generator); so do respawns.
 * **Kick** sends the client a guaranteed `Kicked` event, then disconnects it ``kick_grace``
   seconds later (so the reason can arrive); its avatar is removed at once.
 * **Hits** (spec 000 §5.2.4): a `Shoot` claim is judged by lag compensation at ``time -
@@ -445,7 +445,14 @@ class GameServer:
         self.replication.send_event(event, Target.everyone(), now)
 
     def _spawn_point(self) -> tuple[float, float]:
-        return self.rng.choice(self.level.spawns)
+        """The spawn point farthest from every living avatar (ties drawn with ``rng``)."""
+        live = [a.pos for a in self._avatars.values() if a.alive and not a.dead]
+        spawns = self.level.spawns
+        if not live:
+            return self.rng.choice(spawns)
+        room = [min(math.dist(s, p) for p in live) for s in spawns]
+        best = max(room)
+        return self.rng.choice([s for s, d in zip(spawns, room, strict=True) if d >= best - 1e-9])
 
     def _respawn(self, ident: int, now: float) -> None:
         avatar = self.world.find(ident)
