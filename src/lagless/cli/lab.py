@@ -36,7 +36,7 @@ from lagless.lab import compare, make, output_files, plots_available, registered
 from lagless.lab.registry import ExperimentSpec
 from lagless.lab.report import format_value
 from lagless.lab.result import JSONValue
-from lagless.lab.run_times import RUN_SECONDS
+from lagless.lab.run_times import FULL_CAP, RUN_SECONDS
 from lagless.lab.runner import override_params
 
 PIPE_WIDTH = 200  # columns of ``lab list`` when stdout is not a terminal
@@ -73,9 +73,10 @@ def parse_settings(settings: list[str]) -> dict[str, JSONValue]:
 
 
 def duration_text(seconds: float | None) -> str:
-    """Return a rounded run time for ``lab list``: ``"8 s"``, ``"2.5 min"``, ``"-"`` if unknown."""
+    """Return a rounded run time for ``lab list``: ``"8 s"``, ``"2.5 min"``, or ``"> 4 min"``
+    for a run longer than the measuring cap (``None``)."""
     if seconds is None:
-        return "-"
+        return f"> {FULL_CAP / 60:.0f} min"
     if seconds < 90:
         return f"{seconds:.0f} s"
     return f"{seconds / 60:.2g} min" if seconds < 600 else f"{seconds / 60:.0f} min"
@@ -108,8 +109,8 @@ def list_experiments() -> None:
     table.add_column("full")
     for experiment_id in registered():
         spec = make(experiment_id)
-        quick, full = RUN_SECONDS.get(spec.id, (None, None))
-        times = f"{duration_text(quick)} / {duration_text(full)}"
+        measured = RUN_SECONDS.get(spec.id)
+        times = "not measured" if measured is None else " / ".join(map(duration_text, measured))
         table.add_row(spec.id, spec.title, times, _summary(spec.quick), _summary(spec.full))
     console = Console()
     if not console.is_terminal:
