@@ -176,7 +176,8 @@ def test_snapshot_header_and_reader_errors() -> None:
 
 
 def test_ack_codec_and_config() -> None:
-    assert decode_ack(encode_ack(70000, 0b101)) == (70000 & 0xFFFF, 0b101)
+    assert decode_ack(encode_ack(70000, 0b101)) == (70000 & 0xFFFF, 0b101, ())
+    assert decode_ack(encode_ack(3, 0, [7, 1 << 40])) == (3, 0, (7, 1 << 40))
     with pytest.raises(DecodeError):
         decode_ack(b"\x01")
     with pytest.raises(ConfigError):
@@ -205,3 +206,31 @@ def test_destroyed_object_late_record_still_parses() -> None:
     copy_b = pair.client.find(b.id)
     assert isinstance(copy_b, Mover)
     assert copy_b.pos == pytest.approx((2.0, 2.0))
+
+
+def test_record_without_baseline_is_not_acknowledged() -> None:
+    pair = Pair()
+    mover = pair.spawn(Mover)
+    assert isinstance(mover, Mover)
+    pair.tick()
+    for step in range(3):
+        mover.pos = (float(step + 1), 0.0)
+        pair.tick()
+    acked = pair.reader.ack()
+    pair.reader._history.clear()  # the client lost its baselines (e.g. evicted)
+    mover.pos = (9.0, 0.0)
+    out = pair.tick(deliver=False)
+    assert out is not None
+    info = pair.reader.read(out)
+    assert pair.reader.missing_baselines == 1
+    assert info.updated == ()
+    ack = pair.reader.ack()
+    assert ack is not None
+    assert acked is not None
+    assert decode_ack(ack)[:2] == decode_ack(acked)[:2]  # the new snapshot is not acknowledged
+    assert decode_ack(ack)[2] == (mover.id,)  # and the object is asked for in full
+    pair.engine.on_ack(1, *decode_ack(ack))
+    pair.tick()  # full state: the client recovers at once
+    replica = pair.client.find(mover.id)
+    assert isinstance(replica, Mover)
+    assert replica.pos == pytest.approx((9.0, 0.0))

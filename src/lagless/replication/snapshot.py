@@ -10,7 +10,8 @@ Decisions:
 * **Baselines are keyed by our own snapshot sequence numbers.** The transport reports delivery
   only for reliable messages (`MessageDelivered`), not for unreliable ones, so every snapshot has
   a per-client sequence number and the client acknowledges the newest one it received plus a
-  32-bit field of the 32 before it (`encode_ack`), on every snapshot. For each (client, object)
+  32-bit field of the 32 before it (`encode_ack`, with the IDs of objects whose baseline it
+  lost, at most `MAX_RESYNC`), on every snapshot. For each (client, object)
   the server keeps the codes of the newest acknowledged record: the baseline.
 * **Per-record baselines.** A budget sends only some objects per tick, so records name their own
   baseline as an *age* (this sequence minus the baseline's, 1..31); the header carries the most
@@ -42,13 +43,15 @@ Decisions:
 * A record whose object the client no longer knows (destroyed while the snapshot was in flight)
   is parsed through the class remembered for the last ``TOMBSTONES`` destroyed IDs; an ID never
   seen ends the message (counted). A record whose baseline the client no longer has is parsed
-  and skipped (counted). A record older than the object's newest applied one is kept as a
-  baseline but not applied (reordering).
+  and skipped (counted); that snapshot is not acknowledged (the server never takes a record the
+  client could not rebuild as a baseline) and the next ack asks for the object in full. A record
+  older than the object's newest applied one is kept as a baseline but not applied (reordering).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -86,6 +89,7 @@ COUNT_BITS: Final = 12
 MAX_RECORDS: Final = (1 << COUNT_BITS) - 1
 HEADER_BITS: Final = TYPE_BITS + SEQ_BITS + TIME_BITS + AGE_BITS + COUNT_BITS
 ACK_FIELD_BITS: Final = 32
+MAX_RESYNC: Final = 255  # object IDs one ack may ask to resend in full
 SENT_LOG: Final = 64  # snapshots remembered per client for acks
 TOMBSTONES: Final = 4096  # destroyed IDs whose class a reader remembers
 HISTORY: Final = MAX_AGE + 1  # received records kept per object as baselines
@@ -124,30 +128,38 @@ class SnapshotConfig:
             )
 
 
-def encode_ack(latest: int, bits: int) -> bytes:
-    """Encode an acknowledgement: the newest snapshot sequence received and 32 earlier ones.
+def encode_ack(latest: int, bits: int, resync: Sequence[int] = ()) -> bytes:
+    """Encode an acknowledgement: the newest snapshot received, 32 earlier ones, resyncs.
 
     Args:
         latest: 16-bit sequence of the newest snapshot received.
         bits: bit ``i`` set when snapshot ``latest - 1 - i`` was received.
+        resync: IDs of objects whose baseline the client lost (at most `MAX_RESYNC`): the server
+            sends them in full next.
     """
     writer = BitWriter()
     writer.serialize_bits(MSG_ACK, TYPE_BITS)
     writer.serialize_bits(latest & (SEQ_MOD - 1), SEQ_BITS)
     writer.serialize_bits(bits & 0xFFFFFFFF, ACK_FIELD_BITS)
+    writer.serialize_range(len(resync), 0, MAX_RESYNC)
+    for ident in resync:
+        writer.serialize_varint(ident)
     return writer.getvalue()
 
 
-def decode_ack(payload: bytes) -> tuple[int, int]:
-    """Decode `encode_ack` output into ``(latest, bits)``; raise ``DecodeError`` otherwise."""
+def decode_ack(payload: bytes) -> tuple[int, int, tuple[int, ...]]:
+    """Decode `encode_ack` output into ``(latest, bits, resync)``; raise ``DecodeError``."""
     reader = BitReader(payload)
     if reader.serialize_bits(0, TYPE_BITS) != MSG_ACK:
         raise DecodeError("not an ack message")
     latest = reader.serialize_bits(0, SEQ_BITS)
     bits = reader.serialize_bits(0, ACK_FIELD_BITS)
-    if reader.bits_remaining >= 8:
-        raise DecodeError("trailing bytes after ack")
-    return latest, bits
+    count = reader.serialize_range(0, 0, MAX_RESYNC)
+    resync = tuple(reader.serialize_varint(0) for _ in range(count))
+    left = reader.bits_remaining
+    if left >= 8 or reader.serialize_bits(0, left) != 0:
+        raise DecodeError("trailing bits after ack")
+    return latest, bits, resync
 
 
 def _zigzag(d: IntArray) -> npt.NDArray[np.uint64]:
@@ -554,10 +566,21 @@ class SnapshotEngine:
 
     # -- acks ---------------------------------------------------------------------------------
 
-    def on_ack(self, key: int, latest: int, bits: int) -> None:
-        """Apply a client's acknowledgement (16-bit newest sequence and 32 earlier ones)."""
+    def on_ack(self, key: int, latest: int, bits: int, resync: Sequence[int] = ()) -> None:
+        """Apply a client's acknowledgement (16-bit newest sequence, 32 earlier ones, and the
+        objects whose baselines it lost: they go out in full next)."""
         client = self._clients.get(key)
-        if client is None or not client.log:
+        if client is None:
+            return
+        for ident in resync:
+            obj = self.world.find(ident)
+            state = self._states.get(type(obj)) if obj is not None else None
+            if obj is not None and state is not None:
+                row = obj._row
+                state.acked_seq[client.slot, row] = -1
+                state.acked[client.slot, row] = ~state.acked[client.slot, row]  # differs: dirty
+                state.want[client.slot, row] = True
+        if not client.log:
             return
         newest = client.seq - 1
         full = newest - ((newest - latest) % SEQ_MOD)
@@ -901,6 +924,7 @@ class SnapshotReader:
         self._tombstones: OrderedDict[int, type[NetworkObject]] = OrderedDict()
         self._latest: int | None = None
         self._received: set[int] = set()
+        self._resync: set[int] = set()
         self.unknown_objects = 0
         """Messages cut short by a record of an object never announced."""
         self.missing_baselines = 0
@@ -918,14 +942,16 @@ class SnapshotReader:
 
     def ack(self) -> bytes | None:
         """The acknowledgement of everything received (None before the first snapshot)."""
-        if self._latest is None:
+        if not self._received:
             return None
-        latest = self._latest
+        latest = max(self._received)
         bits = 0
         for i in range(ACK_FIELD_BITS):
             if latest - 1 - i in self._received:
                 bits |= 1 << i
-        return encode_ack(latest, bits)
+        resync = sorted(self._resync)[:MAX_RESYNC]
+        self._resync.difference_update(resync)
+        return encode_ack(latest, bits, resync)
 
     def read(self, payload: bytes) -> SnapshotInfo:
         """Decode one snapshot message and apply it to the world.
@@ -946,8 +972,8 @@ class SnapshotReader:
             seq = self._latest + seq_diff(seq16, self._latest & (SEQ_MOD - 1))
         if self._latest is None or seq > self._latest:
             self._latest = seq
-        self._received.add(seq)
         self._received = {s for s in self._received if s >= self._latest - ACK_FIELD_BITS}
+        missing = self.missing_baselines
         updated: list[NetworkObject] = []
         ident = 0
         parsed = 0
@@ -974,6 +1000,8 @@ class SnapshotReader:
             updated.append(obj)
         if reader.bits_remaining >= 8 and parsed == count:
             raise DecodeError("trailing bytes after the last record")
+        if self.missing_baselines == missing:
+            self._received.add(seq)  # a record it could not rebuild must not become a baseline
         return SnapshotInfo(seq, time_ms / 1000.0, tuple(updated), parsed)
 
     def _read_record(
@@ -988,6 +1016,7 @@ class SnapshotReader:
             base = self._history.get(ident, {}).get(seq - age)
             if base is None:
                 self.missing_baselines += 1
+                self._resync.add(ident)
                 ok = False
                 base = [0] * schema.columns
         widths = schema.widths.tolist()
