@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "interest": 9,
     "replication": 10,
     "rooms": 11,
+    "physics": 11,
     "game": 11,
     "demo": 12,
     "apps": 12,
