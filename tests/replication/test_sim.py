@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from collections.abc import Callable
 
 import pytest
 
 from lagless._types import SansIO
-from lagless.interest import AuraPolicy
+from lagless.interest import AuraPolicy, Kappa, VfcConfig, VfcPolicy, View
 from lagless.netsim import LinkConfig
 from lagless.replication.client import ReplicationClient
 from lagless.replication.display import Display
@@ -290,3 +291,30 @@ def test_large_initial_state_fragments_on_the_reliable_channel() -> None:
         assert copy.label == gadget.label
     assert server.engine.records_sent == 0  # nothing moved: announcements were enough
     assert _chunks([Destroy(i) for i in range(MAX_OPS + 1)])[1] == [Destroy(MAX_OPS)]
+
+
+def test_vfc_bounds_decide_how_stale_a_far_replica_may_be() -> None:
+    view = View(radii=(50.0, math.inf), kappa=((Kappa(theta=0.0),), (Kappa(theta=0.5),)))
+    game = SimGame(link=LinkConfig(latency=0.01), policy=VfcPolicy(VfcConfig(default_view=view)))
+    _joined(game, clients=1)
+    server = game.server.obj
+    client_id = game.clients[0].obj.client_id
+    assert client_id is not None
+    server.spawn(Ship, owner=client_id, pos=(0.0, 0.0))
+    near = server.spawn(Ship, pos=(10.0, 0.0))
+    far = server.spawn(Ship, pos=(500.0, 0.0))
+    game.run(1.0)
+    updates = {near.id: 0, far.id: 0}
+    events = game.client_events[0]
+    events.clear()
+    for step in range(40):  # both move every tick for 2 s
+        near.pos = (10.0 + 0.1 * step, 0.0)
+        far.pos = (500.0 + 0.1 * step, 0.0)
+        game.run(0.05)
+    for event in events:
+        if isinstance(event, SnapshotReceived):
+            for obj in event.updated:
+                if obj.id in updates:
+                    updates[obj.id] += 1
+    assert updates[near.id] >= 30  # θ = 0: every tick
+    assert 2 <= updates[far.id] <= 6  # θ = 0.5 s: about four times in 2 s
