@@ -41,6 +41,12 @@ def test_token_file_hex_file_and_hex_text_all_connect(
     again = _run("token", *where, "--client-id", "7", "--expire", "60", "--hex", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     # one token per connection: a server refuses a token seen from another address (spec §10.4)
+    elsewhere = _run("connect", "127.0.0.1:9", "--token", "token.bin", cwd=tmp_path)
+    assert elsewhere.returncode == 2
+    assert elsewhere.stderr == (
+        f"error: 127.0.0.1:9 is not among the addresses the token names (127.0.0.1:{port}); "
+        "leave HOST:PORT out to dial those\n"
+    )
     for token in ("token.bin", "token.hex", again.stdout.strip()):
         talk = _run("connect", "--token", token, cwd=tmp_path, stdin="hello\n")
         assert talk.returncode == 0, talk.stderr

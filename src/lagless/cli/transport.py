@@ -39,6 +39,7 @@ from lagless.apps import (
     serve,
 )
 from lagless.apps.serve import ClientStatus
+from lagless.apps.talk import token_addresses
 from lagless.cli.common import (
     bind_address,
     echo,
@@ -201,11 +202,20 @@ def connect_command(
         in_range(client_id, "--client-id", 0, UINT64_MAX)
     if token is not None and insecure:
         fail("--token and --insecure do not go together (an insecure client has no token)")
+    target = None if server is None else peer_address(server, field="the server address")
+    token_bytes = None if token is None else read_token(token)
+    if token_bytes is not None and target is not None:
+        named = token_addresses(token_bytes)
+        if target not in named:
+            fail(
+                f"{show(target)} is not among the addresses the token names "
+                f"({', '.join(map(show, named))}); leave HOST:PORT out to dial those"
+            )
     options = ConnectOptions(
-        server=None if server is None else peer_address(server, field="the server address"),
+        server=target,
         protocol_id=_protocol_id(protocol_id),
         private_key=parse_key(private_key),
-        token=None if token is None else read_token(token),
+        token=token_bytes,
         client_id=client_id,
         insecure=insecure,
         raw=raw,
