@@ -13,6 +13,7 @@ from lagless.errors import ConfigError
 from lagless.transport.config import CongestionConfig
 from lagless.transport.congestion import CongestionMode
 from lagless.transport.connection import (
+    FLAG_ACK_DELAY,
     FLAG_TIME_REQUEST,
     MAX_PAYLOAD,
     Connection,
@@ -300,3 +301,51 @@ def test_late_ack_takes_the_loss_back() -> None:
     for payload in b.payloads_to_send(1.25):
         a.receive_payload(payload, 1.3)
     assert a.statistics().loss == 0.0
+
+
+def test_reported_ack_delay_is_left_out_of_the_rtt() -> None:
+    config = ConnectionConfig(clock="none")
+    a = Connection(config=config, now=0.0, is_client=True)
+    b = Connection(config=config, now=0.0, is_client=False)
+    a.send(RELIABLE_ORDERED, b"ping")
+    (ping,) = a.payloads_to_send(0.0)
+    b.receive_payload(ping, 0.01)  # 10 ms one way
+    assert b.payloads_to_send(0.02) == []  # a lone packet: its ack waits for something to ride
+    held = config.sparse_ack_delay
+    (ack,) = b.payloads_to_send(0.01 + held)
+    assert ack[8] & FLAG_ACK_DELAY  # the header says how long b held the ping
+    a.receive_payload(ack, 0.02 + held)
+    assert a.statistics().rtt == pytest.approx(0.02)  # not 0.02 + 50 ms
+    c = Connection(config=config, now=0.0, is_client=True)
+    c.receive_payload(ack[:9] + ack[11:], 1.0)  # the same header without its two delay bytes
+    assert c.statistics().dropped == {PayloadDropReason.MALFORMED: 1}
+
+
+def test_a_sparse_request_response_stream_carries_its_acks_on_its_messages() -> None:
+    config = ConnectionConfig(clock="none")
+    a = Connection(config=config, now=0.0, is_client=True)
+    b = Connection(config=config, now=0.0, is_client=False)
+    ack_only = 0
+    for k in range(40):  # 20 Hz requests, each answered 1 ms later; 1 ms links
+        t = k * 0.05
+        a.send(RELIABLE_ORDERED, b"input %d" % k)
+        for payload in a.payloads_to_send(t):
+            b.receive_payload(payload, t + 0.001)
+        b.send(RELIABLE_ORDERED, b"state %d" % k)
+        for payload in b.payloads_to_send(t + 0.001):
+            a.receive_payload(payload, t + 0.002)
+        for side, peer, at in ((a, b, t + 0.03), (b, a, t + 0.03)):
+            for payload in side.payloads_to_send(at):  # nothing is due between requests
+                ack_only += 1
+                peer.receive_payload(payload, at + 0.001)
+    assert ack_only == 0  # every ack rode on the next request or answer
+    assert a.statistics().messages.messages_delivered == 40  # each answer acked its request
+    assert b.statistics().messages.messages_delivered == 39  # the last answer's ack waits
+    dense = ConnectionConfig(clock="none")
+    c = Connection(config=dense, now=0.0, is_client=True)
+    d = Connection(config=dense, now=0.0, is_client=False)
+    for _ in range(3):  # a burst: packets less than ack_delay apart
+        c.send(UNRELIABLE, bytes(1000))
+    for payload in c.payloads_to_send(0.0):
+        d.receive_payload(payload, 0.001)
+    assert d.payloads_to_send(0.001 + dense.ack_delay) != []  # the short delay, not 50 ms

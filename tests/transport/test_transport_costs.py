@@ -19,7 +19,7 @@ from lagless.transport.config import (
     MessageLayerConfig,
 )
 from lagless.transport.congestion import CongestionMode
-from lagless.transport.connection import OVERHEAD, Connection, ConnectionConfig
+from lagless.transport.connection import ACK_DELAY_SIZE, OVERHEAD, Connection, ConnectionConfig
 from lagless.transport.events import MessageReceived
 from lagless.transport.message_errors import SendQueueFull
 from lagless.transport.packer import MessageLayer, parse_payload
@@ -104,6 +104,7 @@ def test_ack_only_payloads_take_no_pacing_token_and_stay_bounded() -> None:
     config = ConnectionConfig(
         max_burst=1,
         clock="none",
+        sparse_ack_delay=0.01,  # one ack delay for every stream: 0.6 of a token, below
         congestion=CongestionConfig(good_send_rate=60.0, bad_send_rate=15.0),
     )
     a = Connection(config=config, now=0.0, is_client=True)
@@ -113,7 +114,7 @@ def test_ack_only_payloads_take_no_pacing_token_and_stay_bounded() -> None:
     a.send(RO, b"ping")
     _exchange(a, b, 0.0)
     out = b.payloads_to_send(0.01)  # ack_delay later: 0.6 of a token at 60 packets/s
-    assert [len(p) for p in out] == [OVERHEAD]
+    assert [len(p) for p in out] == [OVERHEAD + ACK_DELAY_SIZE]  # the header says it waited
     assert b.payloads_to_send(0.011) == []  # one ack-only per ack-eliciting batch
     b.send(RO, b"data")
     assert b.payloads_to_send(0.012) == []  # messages still wait for a token

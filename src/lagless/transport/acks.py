@@ -373,6 +373,7 @@ class AckTracker:
         "_peer_ack_bits",
         "_received",
         "_sent",
+        "ack_time",
         "late",
         "rtt",
     )
@@ -396,6 +397,9 @@ class AckTracker:
         self._notes: list[Outcome] = []
         self._peer_ack = SEQUENCE_MODULUS - 1  # newest ack field processed, and its bits
         self._peer_ack_bits = 0
+        self.ack_time: float | None = None
+        """Arrival time (s) of the packet the ack field names (the newest received), or None
+        before any; the owner reports ``now - ack_time`` as the ack delay of what it sends."""
         self.late: list[int] = []
         """Sequences acked after they were reported lost, oldest first; the owner reads and
         clears it (a late ack is a spurious loss: the packet was delayed, not dropped)."""
@@ -505,7 +509,9 @@ class AckTracker:
         )
         return ReceiveResult(status=ReceiveStatus.ACCEPTED, acked=acked)
 
-    def on_receive_fields(self, sequence: int, ack: int, ack_bits: int, now: float) -> None:
+    def on_receive_fields(
+        self, sequence: int, ack: int, ack_bits: int, now: float, ack_delay: float = 0.0
+    ) -> None:
         """`on_receive` for a header already checked with `status` (it returned 0).
 
         Args:
@@ -513,6 +519,9 @@ class AckTracker:
             ack: Its ack field.
             ack_bits: Its ack bitfield.
             now: Arrival time in seconds.
+            ack_delay: How long the peer held packet ``ack`` before sending this header
+                (seconds); the RTT sample of ``ack`` is taken without it (QUIC's rule, RFC 9002
+                §5.3: only while the sample stays at or above the smallest RTT seen).
         """
         # record the sequence for our acks (SequenceBuffer.insert without its checks: `status`
         # already showed it is neither a duplicate nor stale)
@@ -525,6 +534,7 @@ class AckTracker:
             received._newest = sequence
             self._ack = sequence
             self._ack_bits = 0
+            self.ack_time = now
         else:
             ahead = (sequence - newest) & 0xFFFF
             if 0 < ahead <= 0x8000:
@@ -537,6 +547,7 @@ class AckTracker:
                 bits = (self._ack_bits << ahead) | (1 << (ahead - 1)) if ahead <= ACK_BITS else 0
                 self._ack_bits = bits & _ACK_BITS_MASK
                 self._ack = sequence
+                self.ack_time = now
             elif ahead and 0x10000 - ahead <= ACK_BITS:
                 self._ack_bits |= 1 << (0xFFFF - ahead)
         sequences[sequence & mask] = sequence
@@ -585,6 +596,8 @@ class AckTracker:
                 continue
             notes.append((sequence, sent[0], sent[1], rtt, False))
         if sample is not None:
+            if ack_delay and sample - ack_delay >= self.rtt.rtt_min:
+                sample -= ack_delay
             self.rtt.on_sample(sample)
         # Rule (b): unresolved packets more than 32 behind the ack can never be acked now.
         in_flight = self._in_flight

@@ -14,18 +14,19 @@ Payload layout (the plaintext of one netcode payload packet, at most 1200 bytes)
     ack header   sequence:u16  ack:u16  ack_bits:u32         (8 bytes, little-endian; acks.py)
     flags:u8     bit 0: a time request follows (9 bytes)
                  bit 1: a time response follows (25 bytes)
-                 bits 2-7: zero
-    [time request] [time response]                          (clocksync.py layouts)
+                 bit 2: an ack delay follows (2 bytes)
+                 bits 3-7: zero
+    [ack delay:u16, units of 0.1 ms] [time request] [time response]   (clocksync.py layouts)
     message records to the end of the payload               (packer.py layout)
 
 Read checks, in order; each failure drops the whole payload and counts its `PayloadDropReason`:
-header too short (MALFORMED); sequence already received or too old (DUPLICATE, STALE: checked
-before anything else is parsed, nothing changes); unknown flag bits or truncated time messages
-(MALFORMED); the message layer rejects the records (MESSAGES). Only a payload that passes all of
-them is recorded as received, so only such a payload is ever acknowledged and a rejected one's
-reliable messages are resent. A message-layer violation (reassembly overflow, unknown channel,
-window breach) from the authenticated peer sets `Connection.violation`; the owner closes the
-connection on it (STYLE §4).
+header too short (MALFORMED); sequence already received or too old (DUPLICATE, STALE: checked before
+anything else is parsed, nothing changes); unknown flag bits, a truncated ack delay or truncated
+time messages (MALFORMED); the message layer rejects the records (MESSAGES). Only a payload that
+passes all of them is recorded as received, so only such a payload is ever acknowledged and a
+rejected one's reliable messages are resent. A message-layer violation (reassembly overflow, unknown
+channel, window breach) from the authenticated peer sets `Connection.violation`; the owner closes
+the connection on it (STYLE §4).
 
 Decisions:
 
@@ -50,10 +51,10 @@ Decisions:
   when ``ack_frequency`` (16) ack-eliciting payloads arrived since it last sent (QUIC's ack
   frequency); it is built while receiving, so a driver that reads many datagrams before pumping
   still acks every one (``test_transport_costs.py::test_a_burst_never_outruns_the_ack_field``).
-* The message layer's resend delay is ``max(resend_interval, 1.25 * SRTT + 4 * jitter)``,
-  re-evaluated at every RTT sample, so a slow path gets no spurious resends. In BAD mode it falls
-  back to ``resend_interval``: there a record usually needs several sends, pacing is at the bad
-  rate anyway, and waiting a round trip per send starves a 90 %-loss link
+* The message layer's resend delay is ``max(resend_interval, 1.25 * SRTT + 4 * jitter +
+  sparse_ack_delay)``, re-evaluated at every RTT sample, so a slow path gets no spurious resends. In
+  BAD mode it falls back to ``resend_interval``: there a record usually needs several sends, pacing
+  is at the bad rate anyway, and waiting a round trip per send starves a 90 %-loss link
   (``tests/soak/test_transport_soak.py::test_connection_soak_long``).
 * Only the loss of an ack-eliciting payload is a congestion loss event: an ack-only payload to a
   silent peer is never acked.
@@ -62,6 +63,21 @@ Decisions:
   nothing else sent since, so the peer learns of deliveries even when this side has nothing to
   say; ack-only payloads elicit nothing, so idle peers fall silent
   (``test_connection.py::test_ack_only_payloads_confirm_delivery_when_the_peer_is_silent``).
+* The ack of a sparse stream waits longer: a payload that arrives more than ``ack_delay``
+  (10 ms) after the previous ack-eliciting one gets ``sparse_ack_delay`` (50 ms, at or above the
+  interval of a 20 Hz sender), so a request/response stream (inputs up, snapshots or echoes
+  down) carries its acks on its own messages: one datagram per message instead of a message and
+  an ack-only payload (``benchmarks/server.py``'s echo clients sent half the datagrams). A dense
+  stream keeps the short delay: acks every 50 ms held a bulk sender's slow start blind to a
+  filling bottleneck queue until the loss pushed it into BAD mode
+  (``test_transport_costs.py::test_aimd_converges_near_the_bottleneck_and_recovers_after_a_bad_period``).
+  The delay costs the RTT estimate
+  nothing: the first header that acknowledges a newly received packet says how long this side
+  held it (the ack-delay field, QUIC's ACK Delay, RFC 9000 §19.3), and the peer's sample of that
+  packet leaves it out (``acks.AckTracker.on_receive_fields``;
+  ``test_connection.py::test_reported_ack_delay_is_left_out_of_the_rtt``). The resend delay adds
+  this side's own ``sparse_ack_delay`` as the peer's (both ends use the defaults unless
+  configured alike), and stays above the 100 ms ``resend_interval`` floor.
 * The client side asks for the time every ``clock_interval`` (10 Hz) until its clock holds
   ``CLOCK_WARMUP`` (32, spec 004's window) samples, then every ``clock_interval_synced`` (1 s):
   at 10 Hz forever the requests and their responses were half of an idle client's datagrams
@@ -101,6 +117,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
 import struct
 from collections import Counter
 from collections.abc import Mapping
@@ -137,11 +154,18 @@ logger = logging.getLogger("lagless.transport")
 MAX_PAYLOAD: Final = 1200  # bytes; netcode 1.02 payload limit (DESIGN.md "Transport defaults")
 FLAG_TIME_REQUEST: Final = 0x01
 FLAG_TIME_RESPONSE: Final = 0x02
-_KNOWN_FLAGS: Final = FLAG_TIME_REQUEST | FLAG_TIME_RESPONSE
 _FLAGS: Final = struct.Struct("<B")
+_U16: Final = struct.Struct("<H")
 _HEAD: Final = struct.Struct("<HHIB")  # the ack header (acks.py) and the flags byte
 OVERHEAD: Final = ACK_HEADER_SIZE + _FLAGS.size  # bytes before any time message or record
-MESSAGE_BUDGET: Final = MAX_PAYLOAD - OVERHEAD - TIME_REQUEST_SIZE - TIME_RESPONSE_SIZE  # bytes
+FLAG_ACK_DELAY: Final = 0x04
+ACK_DELAY_SIZE: Final = 2  # bytes of the ack-delay field
+ACK_DELAY_UNIT: Final = 1e-4  # seconds per unit of the ack-delay field (max 6.5535 s)
+ACK_DELAY_MIN: Final = 0.001  # seconds; a shorter hold is not reported (the field is omitted)
+_KNOWN_FLAGS: Final = FLAG_TIME_REQUEST | FLAG_TIME_RESPONSE | FLAG_ACK_DELAY
+MESSAGE_BUDGET: Final = (
+    MAX_PAYLOAD - OVERHEAD - ACK_DELAY_SIZE - TIME_REQUEST_SIZE - TIME_RESPONSE_SIZE
+)  # bytes
 RESEND_RTT_FACTOR: Final = 1.25  # resend delay = 1.25 x SRTT + 4 x jitter (floored per channel)
 RESEND_JITTER_FACTOR: Final = 4.0
 MAX_ACK_FREQUENCY: Final = 16  # ack-eliciting packets a receiver may leave unacknowledged: half
@@ -184,7 +208,12 @@ class ConnectionConfig:
     """Packets the token bucket may send back to back, in [1, 32]: a receiver's ack header
     covers only the newest 33 packets."""
     ack_delay: float = 0.01
-    """Seconds after a packet arrives before an ack-only payload is sent if nothing else went."""
+    """Seconds after a packet arrives before an ack-only payload is sent if nothing else went,
+    while packets arrive at most this far apart (a dense stream: bulk data, a burst)."""
+    sparse_ack_delay: float = 0.05
+    """The same for a packet that arrived more than ``ack_delay`` after the previous one (a
+    sparse stream such as 20 Hz inputs): its ack waits up to this long to ride on an outgoing
+    message. The peer's RTT samples leave the reported delay out (see the module docstring)."""
     ack_frequency: int = MAX_ACK_FREQUENCY
     """Ack-eliciting packets received unacknowledged after which an ack-only payload is queued at
     once, in [1, 16] (QUIC's ack frequency): a burst never outruns the 32-bit ack field."""
@@ -216,6 +245,10 @@ class ConnectionConfig:
             )
         if not 0.0 <= self.ack_delay <= 1.0:
             raise ConfigError(f"ack_delay must be in [0, 1] seconds, got {self.ack_delay}")
+        if not self.ack_delay <= self.sparse_ack_delay <= 1.0:
+            raise ConfigError(
+                f"sparse_ack_delay must be in [ack_delay, 1] seconds, got {self.sparse_ack_delay}"
+            )
         if self.clock not in ("spec004", "cristian", "none"):
             raise ConfigError(f"clock must be 'spec004', 'cristian' or 'none', got {self.clock!r}")
         if not 0.01 <= self.clock_interval <= 60.0:
@@ -313,6 +346,8 @@ class Connection:
         self._unacked = 0  # ack-eliciting payloads received since this side last sent one
         self._outbox: list[bytes] = []  # ack-only payloads queued while receiving
         self._ack_only: set[int] = set()  # sequences of ack-only payloads not yet resolved
+        self._delay_reported: float | None = None  # arrival time whose ack delay was sent
+        self._eliciting_at = -math.inf  # arrival time (s) of the last ack-eliciting payload
         self._rtt_samples = 0  # RTT samples seen when the resend delay was last set
         self._resend_good = False  # congestion mode was GOOD when the resend delay was last set
         self._tokens = float(self.config.max_burst)
@@ -417,10 +452,17 @@ class Connection:
         offset = OVERHEAD
         request: TimeRequest | None = None
         response: TimeResponse | None = None
+        ack_delay = 0.0
         if flags:
             if flags & ~_KNOWN_FLAGS:
                 self._dropped[PayloadDropReason.MALFORMED] += 1
                 return
+            if flags & FLAG_ACK_DELAY:
+                if len(data) < OVERHEAD + ACK_DELAY_SIZE:
+                    self._dropped[PayloadDropReason.MALFORMED] += 1
+                    return
+                ack_delay = _U16.unpack_from(data, OVERHEAD)[0] * ACK_DELAY_UNIT
+                offset += ACK_DELAY_SIZE
             for bit in (FLAG_TIME_REQUEST, FLAG_TIME_RESPONSE):
                 if not flags & bit:
                     continue
@@ -440,7 +482,7 @@ class Connection:
         if offset < size and self._messages.read_packet(data, now, offset) is not None:
             self._dropped[PayloadDropReason.MESSAGES] += 1
             return
-        self._acks.on_receive_fields(sequence, ack, ack_bits, now)
+        self._acks.on_receive_fields(sequence, ack, ack_bits, now, ack_delay)
         self._received += 1
         self._bandwidth.on_received(now, size)
         if request is not None and not self._is_client:
@@ -460,8 +502,13 @@ class Connection:
                 payload = self._build_ack_only(now)
                 self._outbox.append(payload)
                 self._bandwidth.on_sent(now, len(payload))
-            elif self._ack_due is None:
-                self._ack_due = now + self.config.ack_delay
+            else:
+                config = self.config
+                dense = now - self._eliciting_at <= config.ack_delay
+                due = now + (config.ack_delay if dense else config.sparse_ack_delay)
+                if self._ack_due is None or due < self._ack_due:
+                    self._ack_due = due
+            self._eliciting_at = now
         ready = self._messages.ready
         if ready:
             self._take_ready(ready)
@@ -639,8 +686,17 @@ class Connection:
 
         The caller counts the payload's bytes in the bandwidth meter (once per pump).
         """
+        acks = self._acks
+        arrived = acks.ack_time
+        if arrived is not None and arrived != self._delay_reported:
+            # the first header to acknowledge a newly received packet says how long it was held
+            self._delay_reported = arrived
+            held = now - arrived
+            if held >= ACK_DELAY_MIN:
+                flags |= FLAG_ACK_DELAY
+                rest = _U16.pack(min(round(held / ACK_DELAY_UNIT), 0xFFFF)) + rest
         size = OVERHEAD + len(rest)
-        sequence, ack, ack_bits = self._acks.next_send_fields(now, size)
+        sequence, ack, ack_bits = acks.next_send_fields(now, size)
         self._ack_due = None
         self._unacked = 0
         self._sent += 1
@@ -744,5 +800,9 @@ class Connection:
             if rtt.samples != self._rtt_samples or good is not self._resend_good:
                 self._rtt_samples = rtt.samples
                 self._resend_good = good
-                delay = RESEND_RTT_FACTOR * rtt.rtt + RESEND_JITTER_FACTOR * rtt.jitter
+                delay = (
+                    RESEND_RTT_FACTOR * rtt.rtt
+                    + RESEND_JITTER_FACTOR * rtt.jitter
+                    + self.config.sparse_ack_delay
+                )
                 messages.set_resend_delay(delay if good else 0.0)
