@@ -144,17 +144,14 @@ def sat_contact(a: ConvexPolygon, b: ConvexPolygon) -> Contact | None:
     axes = np.concatenate([a.axes, b.axes])
     pa = a.vertices @ axes.T  # (na, k) projections
     pb = b.vertices @ axes.T
-    overlap = np.minimum(pa.max(axis=0), pb.max(axis=0)) - np.maximum(
-        pa.min(axis=0), pb.min(axis=0)
-    )
-    if np.any(overlap <= 0.0):
+    forward = pb.max(axis=0) - pa.min(axis=0)  # move a this far along +axis to clear b
+    backward = pa.max(axis=0) - pb.min(axis=0)  # ... or this far along -axis
+    if np.any(forward <= 0.0) or np.any(backward <= 0.0):
         return None
-    k = int(np.argmin(overlap))
-    normal = axes[k]
-    delta = np.asarray(a.centre) - np.asarray(b.centre)
-    if float(delta @ normal) < 0.0:
-        normal = -normal
-    return Contact((float(normal[0]), float(normal[1])), float(overlap[k]))
+    push = np.minimum(forward, backward)
+    k = int(np.argmin(push))
+    normal = axes[k] if forward[k] <= backward[k] else -axes[k]
+    return Contact((float(normal[0]), float(normal[1])), float(push[k]))
 
 
 def ray_cast(
