@@ -192,6 +192,17 @@ class _ClassState:
         self.col_to_field = np.zeros((cols, len(self.schema.continuous)), dtype=np.int64)
         self.col_to_field[np.arange(cols), field_of] = 1
         self.codes = np.zeros((0, cols), dtype=np.uint64)
+        widths, db = self.schema.widths, self.schema.delta_bits
+        self.wrap_cols = np.flatnonzero(self.schema.wraps)
+        self.wrap_mask = (np.int64(1) << widths[self.wrap_cols]) - 1
+        self.wrap_half = (self.wrap_mask + 1) >> 1
+        self.small_limit = np.where(db > 0, np.int64(1) << db, 0).astype(np.uint64)
+        medium_ok = (db > 0) & (2 * db < widths)
+        self.medium_limit = np.where(medium_ok, np.int64(1) << (2 * db), 0).astype(np.uint64)
+        self.full_cost = np.where(db > 0, 2 + widths, widths)
+        self.small_gain = 1 + db - self.full_cost
+        self.medium_gain = 2 + 2 * db - self.full_cost
+        self.tier_bits = np.stack([widths, db, 2 * db])  # payload bits by tier (full/small/medium)
 
     def fit(self, clients: int) -> None:
         """Grow the arrays to the table's row capacity and ``clients`` client slots."""
@@ -247,7 +258,8 @@ class _Candidates:
     slots: IntArray
     rows: IntArray
     cur: npt.NDArray[np.uint64]
-    diff: IntArray
+    zig: npt.NDArray[np.uint64]
+    """Zigzag-coded difference to the baseline, per column."""
     tier: npt.NDArray[np.int8]
     field_changed: npt.NDArray[np.bool_]
     has_base: npt.NDArray[np.bool_]
@@ -262,7 +274,7 @@ class _Candidates:
             self.slots[keep],
             self.rows[keep],
             self.cur[keep],
-            self.diff[keep],
+            self.zig[keep],
             self.tier[keep],
             self.field_changed[keep],
             self.has_base[keep],
@@ -302,11 +314,8 @@ class _Candidates:
         coded = hb[:, None] & col_changed & (schema.delta_bits > 0)[None, :]
         tier = np.where(coded, self.tier, _FULL)
         delta = tier != _FULL
-        payload = np.where(delta, _zigzag(self.diff), self.cur)
-        db = schema.delta_bits[None, :]
-        payload_bits = np.where(
-            tier == _SMALL, db, np.where(tier == _MEDIUM, 2 * db, schema.widths[None, :])
-        )
+        payload = np.where(delta, self.zig, self.cur)
+        payload_bits = self.state.tier_bits[tier, np.arange(nc)[None, :]]
         prefix_bits = _TIER_PREFIX_BITS[tier]
         v[:, 3:] = np.where(
             coded, _TIER_PREFIX[tier] | (payload << prefix_bits.astype(np.uint64)), self.cur
@@ -315,21 +324,28 @@ class _Candidates:
         return v, w
 
 
+_GAP_LOWEST: Final = np.array([b[0] for b in _GAP_BUCKETS] + [_GAP_LONG], dtype=np.int64)
+_GAP_PREFIX: Final = np.array([b[1] for b in _GAP_BUCKETS] + [7], dtype=np.int64)
+_GAP_WIDTH: Final = np.array([b[2] + b[3] for b in _GAP_BUCKETS] + [9], dtype=np.int64)
+_GAP_SHIFT: Final = np.array([b[2] for b in _GAP_BUCKETS] + [9], dtype=np.int64)
+
+
 def _gap_items(gap: IntArray) -> tuple[npt.NDArray[np.uint64], IntArray]:
     """One item (prefix and payload together) per ID gap (>= 1)."""
-    rest = (gap - _GAP_LONG).clip(0)
-    length = np.zeros(gap.size, dtype=np.int64)
-    remaining = rest.copy()
-    while remaining.any():
-        length += remaining > 0
-        remaining >>= 1
-    v = (7 | (length << 3) | (rest << 9)).astype(np.uint64)
-    w = 9 + length
-    for lowest, prefix, prefix_bits, payload in reversed(_GAP_BUCKETS):
-        hit = (gap >= lowest) & (gap < lowest + (1 << payload))
-        v[hit] = (prefix | ((gap[hit] - lowest) << prefix_bits)).astype(np.uint64)
-        w[hit] = prefix_bits + payload
-    return v, w
+    bucket = np.searchsorted(_GAP_LOWEST, gap, side="right") - 1
+    rest = gap - _GAP_LOWEST[bucket]
+    v = _GAP_PREFIX[bucket] | (rest << _GAP_SHIFT[bucket])
+    w = _GAP_WIDTH[bucket].copy()
+    long = np.flatnonzero(bucket == len(_GAP_BUCKETS))
+    if long.size:  # prefix 0b111, a 6-bit length, then the value
+        length = np.zeros(long.size, dtype=np.int64)
+        remaining = rest[long].copy()
+        while remaining.any():
+            length += remaining > 0
+            remaining >>= 1
+        v[long] = 7 | (length << 3) | (rest[long] << 9)
+        w[long] += length
+    return v.astype(np.uint64), w
 
 
 def _read_gap(reader: BitReader) -> int:
@@ -710,29 +726,16 @@ class SnapshotEngine:
         has_base = (state.acked_seq[slots, rows] >= 0) & (age <= MAX_AGE)
         field_changed = (changed_col.astype(np.int64) @ state.col_to_field) > 0
         widths = schema.widths
-        db = schema.delta_bits
         diff = cur.astype(np.int64) - base.astype(np.int64)
-        if schema.wraps.any():
-            size = np.int64(1) << widths
-            wrapped = np.mod(diff + (size >> 1), size) - (size >> 1)
-            diff = np.where(schema.wraps[None, :], wrapped, diff)
-        half = np.int64(1) << np.maximum(db - 1, 0)
-        medium_ok = (db > 0) & (2 * db < widths)
-        tier = np.where(
-            (db > 0)[None, :] & (diff >= -half) & (diff < half),
-            _SMALL,
-            np.where(
-                medium_ok[None, :] & (diff >= -(half * half * 2)) & (diff < half * half * 2),
-                _MEDIUM,
-                _FULL,
-            ),
-        ).astype(np.int8)
+        if state.wrap_cols.size:  # angles: the shortest way round
+            wc = state.wrap_cols
+            diff[:, wc] = ((diff[:, wc] + state.wrap_half) & state.wrap_mask) - state.wrap_half
+        zig = _zigzag(diff)
+        is_small = zig < state.small_limit
+        is_medium = ~is_small & (zig < state.medium_limit)
+        tier = is_small.view(np.int8) + 2 * is_medium.view(np.int8)
         col_changed = field_changed[:, schema.column_field]
-        col_bits = np.where(
-            db == 0,
-            widths,
-            np.where(tier == _SMALL, 1 + db, np.where(tier == _MEDIUM, 2 + 2 * db, 2 + widths)),
-        )
+        col_bits = state.full_cost + is_small * state.small_gain + is_medium * state.medium_gain
         delta = field_changed.shape[1] + (col_bits * col_changed).sum(axis=1)
         bits = ID_ESTIMATE_BITS + 1 + np.where(has_base, 1 + delta, int(widths.sum()))
         weight = np.where(
@@ -746,7 +749,7 @@ class SnapshotEngine:
             slots,
             rows,
             cur,
-            diff,
+            zig,
             tier,
             field_changed,
             has_base,
