@@ -95,7 +95,7 @@ def test_client_lists_updates_expires_and_stops() -> None:
     assert [s.players for s in client.servers] == [2, 5]
     exchange(t + 0.5, who=("a",))
     exchange(t + 0.75, who=("a",))
-    exchange(t + 1.25, who=("a",))  # b silent since t + 0.25: gone after 1 s
+    exchange(t + 1.3, who=("a",))  # b silent since t + 0.252: gone after 1 s
     assert _events(client) == [ServerLost(("192.168.1.11", 40002))]
     assert client.remove_server(("192.168.1.10", 40001))
     assert not client.remove_server(("192.168.1.10", 40001))
