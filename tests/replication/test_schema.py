@@ -241,3 +241,19 @@ def test_ref_field_json() -> None:
     assert field.from_json({"id": 3}) == IdRef(3, 0)
     with pytest.raises(LocalProtocolError):
         field.from_json({"id": -1})
+
+
+def test_reference_change_detection() -> None:
+    world = World(CLASSES)
+    a, b = world.spawn(Station), world.spawn(Station)
+    ship = world.spawn(Ship)
+    dock = Ship.schema.by_name["dock"]
+    assert isinstance(dock, RefField)
+    assert not dock.is_updated(ship)  # null, as before
+    ship.dock = a
+    assert dock.is_updated(ship)
+    assert not dock.is_updated(ship)
+    ship.dock = b
+    assert dock.is_updated(ship)
+    world.destroy(b)  # the reference is nulled: a change too
+    assert dock.is_updated(ship)

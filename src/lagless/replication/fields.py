@@ -587,6 +587,15 @@ class RefField(NumericField[IdRef]):
         out[:, 0] = codes[:, 0]
         return out
 
+    def is_updated(self, obj: Any) -> bool:
+        """Whether the referenced ID changed since the last call for ``obj`` (thesis
+        ``IsDataUpdated``: ``ID != OldID``; the first call compares with the null reference)."""
+        key = f"_old_ref_{self.name}"
+        ident = getattr(obj, self.name).id
+        old = obj.__dict__.get(key, NO_ID)
+        obj.__dict__[key] = ident
+        return bool(ident != old)
+
     def to_json(self, value: IdRef) -> JSONValue:
         """``{"id": n}`` or None."""
         return None if value.id == NO_ID else {"id": value.id}
