@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import socket
 import subprocess
@@ -59,7 +60,8 @@ def test_connect_sends_lines_and_prints_echoes(mode: list[str]) -> None:
         lines = result.stdout.splitlines()
         assert lines[0] == f"connected to 127.0.0.1:{port}"
         assert lines[1:4] == ["alpha", "beta", "gamma"]
-        assert lines[-1] == "3 replies"
+        assert re.fullmatch(r"3 replies(; RTT \d+\.\d\d ms, loss 0\.0 %)?", lines[-1])
+        assert ("RTT" in lines[-1]) is ("--raw" not in mode)
     finally:
         server.send_signal(signal.SIGINT)  # a clean stop prints the summary
         out, err = server.communicate(timeout=15)

@@ -23,6 +23,7 @@ from lagless.apps.serve import ServeOptions as ServeOptions
 from lagless.apps.serve import ServeSummary as ServeSummary
 from lagless.apps.serve import serve as serve
 from lagless.apps.talk import ConnectOptions as ConnectOptions
+from lagless.apps.talk import TalkSummary as TalkSummary
 from lagless.apps.talk import connect_and_talk as connect_and_talk
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "ServeOptions",
     "ServeSummary",
     "SwarmSummary",
+    "TalkSummary",
     "connect_and_talk",
     "make_token",
     "parse_key",

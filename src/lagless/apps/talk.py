@@ -68,6 +68,18 @@ class ConnectOptions:
     """Seconds to keep printing replies after the last line was sent."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TalkSummary:
+    """What one `connect_and_talk` run saw; SI units."""
+
+    replies: int
+    """Messages (or raw payloads) received."""
+    rtt: float | None
+    """Smoothed round-trip time at the end, seconds (None in raw mode or before connecting)."""
+    loss: float | None
+    """Fraction of recent packets lost at the end, 0..1 (None where ``rtt`` is None)."""
+
+
 class ConnectError(LaglessError):
     """The client could not connect; the message says why."""
 
@@ -87,8 +99,8 @@ async def connect_and_talk(
     *,
     out: Callable[[str], None],
     stop: asyncio.Event | None = None,
-) -> int:
-    """Connect, send every line, print replies, disconnect; return the number of replies.
+) -> TalkSummary:
+    """Connect, send every line, print replies, disconnect; return the replies and link quality.
 
     Args:
         options: where to connect and how.
@@ -149,9 +161,16 @@ async def connect_and_talk(
             for task in waits:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            stats = (
+                obj.connection_statistics() if isinstance(obj, Client) and obj.connected else None
+            )
             endpoint.call(lambda c: c.disconnect())
             await asyncio.sleep(0.05)  # let the redundant disconnect packets leave
-    return replies[0]
+    return TalkSummary(
+        replies=replies[0],
+        rtt=None if stats is None else stats.rtt,
+        loss=None if stats is None else stats.loss,
+    )
 
 
 async def _talk(

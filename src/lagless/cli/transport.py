@@ -222,10 +222,15 @@ def connect_command(
         connect_timeout=timeout,
         linger=linger,
     )
-    replies, signum = run_until_signal(
+    talk, signum = run_until_signal(
         lambda stop: connect_and_talk(options, _stdin_lines(), out=echo, stop=stop)
     )
-    echo(f"{replies} replies")
+    quality = (
+        ""
+        if talk.rtt is None or talk.loss is None
+        else (f"; RTT {talk.rtt * 1000:.2f} ms, loss {talk.loss * 100:.1f} %")
+    )
+    echo(f"{talk.replies} replies{quality}")
     exit_for(signum)
 
 
