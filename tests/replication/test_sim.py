@@ -318,3 +318,22 @@ def test_vfc_bounds_decide_how_stale_a_far_replica_may_be() -> None:
                     updates[obj.id] += 1
     assert updates[near.id] >= 30  # θ = 0: every tick
     assert 2 <= updates[far.id] <= 6  # θ = 0.5 s: about four times in 2 s
+
+
+def test_retargeted_depending_reference_announces_its_target() -> None:
+    game = SimGame(link=LinkConfig(latency=0.01), policy=AuraPolicy(50.0))
+    _joined(game, clients=1)
+    server = game.server.obj
+    client_id = game.clients[0].obj.client_id
+    ship = server.spawn(Ship, owner=client_id, pos=(0.0, 0.0))
+    far = server.spawn(Station, pos=(900.0, 900.0), name="far")
+    game.run(1.0)
+    world = game.clients[0].obj.world
+    assert world.find(far.id) is None  # out of interest
+    ship.dock = far
+    game.run(0.5)
+    replica = world.find(ship.id)
+    assert replica is not None
+    target = replica.resolve(replica.dock)
+    assert isinstance(target, Station)
+    assert target.name == "far"

@@ -20,7 +20,9 @@ Decisions:
   when they leave a client's interest (the client keeps the last state).
 * **Depending references first.** Announcing an object first announces (recursively, cycles
   cut) every object its ``RefField(depending=True)`` fields reference, in the same ordered
-  control message, so the referenced replica exists when the holder's is built.
+  control message, so the referenced replica exists when the holder's is built. When such a
+  reference later points to an object a client does not have, that object is announced to it
+  in the same tick (the reference itself rides the snapshots and resolves once it arrives).
 * **Destroy propagates** to every client the object was announced to, on the control channel.
 * **Large initial states.** One tick's control operations for a client go in messages of at most
   `CONTROL_CHUNK` bytes on the reliable-ordered channel, which fragments them (a whole level of
@@ -157,6 +159,7 @@ class ReplicationServer:
         self._now = 0.0
         self._next_tick: float | None = None
         self._announcing: dict[tuple[int, int], list[tuple[NetworkObject, npt.NDArray[Any]]]] = {}
+        self._ref_codes: dict[tuple[type[NetworkObject], str], npt.NDArray[np.float64]] = {}
         self.drops: Counter[str] = Counter()
         """Client messages dropped, by reason."""
         self.ticks = 0
@@ -267,6 +270,13 @@ class ReplicationServer:
         snapshots = self.engine.tick(now)
         for key, obj in self.engine.announcements_due():
             self._announce(key, obj, ops.setdefault(key, []), records.setdefault(key, []))
+        for holder, target in self._retargeted():
+            for key in self.engine.announced_clients(type(holder), holder._row):
+                if not self.engine.is_announced(key, target):
+                    self.engine.mark_relevant(key, target)
+                    self._announce(
+                        key, target, ops.setdefault(key, []), records.setdefault(key, [])
+                    )
         for key, key_ops in ops.items():
             pending = {id(op): record for op, record in records.get(key, [])}
             for chunk in _chunks(key_ops):
@@ -276,6 +286,29 @@ class ReplicationServer:
                     self._announcing[(key, message_id)] = announced
         for key, payload in snapshots.items():
             self.transport.send(key, SNAPSHOT_CHANNEL, payload)
+
+    def _retargeted(self) -> list[tuple[NetworkObject, NetworkObject]]:
+        """``(holder, new target)`` of every depending reference that changed since last tick."""
+        out = []
+        for cls, table in self.world.tables.items():
+            for f in cls.schema.numeric:
+                if not (isinstance(f, RefField) and f.depending):
+                    continue
+                n = table.size
+                column = table.values[:n, f.slot].copy()
+                prev = self._ref_codes.get((cls, f.name))
+                if prev is None or prev.shape[0] < n:
+                    grown = np.zeros(n, dtype=np.float64)
+                    if prev is not None:
+                        grown[: prev.shape[0]] = prev
+                    prev = grown
+                changed = np.flatnonzero((column != prev[:n]) & (column > 0) & (table.ids[:n] >= 0))
+                self._ref_codes[(cls, f.name)] = column
+                for row in changed.tolist():
+                    target = self.world.find(int(column[row]) - 1)
+                    if target is not None:
+                        out.append((table.objects[row], target))
+        return out
 
     def _set_pivots(self) -> None:
         """Each client's interest pivots: the positional objects it owns (one pass)."""
