@@ -20,7 +20,8 @@ from lagless.cli.app import app
 from lagless.cli.common import run_app
 
 BAD_INPUTS: list[tuple[list[str], str]] = [
-    (["serve", "--port", "abc"], "--port"),
+    (["serve", "--port", "abc"], "invalid value for '--port' / '-p': expected an integer"),
+    (["serve", "--duration", "abc"], "invalid value for '--duration': expected a number"),
     (["serve", "--port", "70000"], "--port must be in [0, 65535]"),
     (["serve", "--host", "no-such-host.invalid"], "--host host 'no-such-host.invalid'"),
     (["serve", "--bogus"], "no such option: --bogus"),

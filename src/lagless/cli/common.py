@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator
@@ -178,6 +179,14 @@ def peer_address(text: str, *, field: str) -> Address:
     return numeric
 
 
+def _plain(message: str) -> str:
+    """Reword typer's value errors ("Input should be a valid integer, unable to parse ...")."""
+    message = re.sub(
+        r"Input should be a valid \w+, unable to parse string as (an? \w+)", r"expected \1", message
+    )
+    return message.replace("Input should be ", "expected a value ")
+
+
 def run_app(command: typer.Typer, args: list[str] | None = None) -> int:
     """Run a typer app in the one error style and return its exit status.
 
@@ -198,7 +207,7 @@ def run_app(command: typer.Typer, args: list[str] | None = None) -> int:
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         ctx = getattr(exc, "ctx", None)
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-        text = " ".join(message.split())
+        text = _plain(" ".join(message.split()))
         typer.echo(f"error: {text[:1].lower()}{text[1:]}{hint}", err=True)
         return int(getattr(exc, "exit_code", USAGE_ERROR))
     except typer.Abort:
