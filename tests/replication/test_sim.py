@@ -337,3 +337,25 @@ def test_retargeted_depending_reference_announces_its_target() -> None:
     target = replica.resolve(replica.dock)
     assert isinstance(target, Station)
     assert target.name == "far"
+
+
+def test_destroy_and_spawn_in_one_tick_reusing_a_row() -> None:
+    game = SimGame(link=LinkConfig(latency=0.01), policy=AuraPolicy(100.0))
+    _joined(game, clients=1)
+    server = game.server.obj
+    client_id = game.clients[0].obj.client_id
+    server.spawn(Ship, owner=client_id, pos=(0.0, 0.0))
+    old = server.spawn(Station, pos=(10.0, 0.0), name="old")
+    game.run(0.5)
+    old_id = old.id
+    server.destroy(old)
+    new = server.spawn(Station, pos=(20.0, 0.0), name="new")  # takes the freed row
+    game.run(0.5)
+    world = game.clients[0].obj.world
+    assert world.find(old_id) is None
+    replica = world.find(new.id)
+    assert isinstance(replica, Station)
+    assert replica.name == "new"
+    new.pos = (30.0, 0.0)  # still tracked by the interest policy: its moves arrive
+    game.run(0.5)
+    assert replica.pos == pytest.approx((30.0, 0.0))

@@ -241,13 +241,13 @@ class ReplicationServer:
         ops: dict[int, list[ControlOp]] = {}
         records: dict[int, list[tuple[ControlOp, tuple[NetworkObject, npt.NDArray[Any]]]]] = {}
         changes = self.world.changes()
-        for obj in changes.spawned:
-            if obj.alive:
-                self.engine.object_added(obj)
-        for ident, cls, row in changes.destroyed:
+        for ident, cls, row in changes.destroyed:  # first: a new object may reuse the row
             for key in self.engine.announced_clients(cls, row):
                 ops.setdefault(key, []).append(Destroy(ident))
             self.engine.object_removed(cls, row)
+        for obj in changes.spawned:
+            if obj.alive:
+                self.engine.object_added(obj)
         repivot = any(o.alive and o.owner is not None for o in changes.spawned)
         for ident, owner in changes.owners.items():
             obj = self.world.find(ident)
