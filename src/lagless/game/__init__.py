@@ -52,6 +52,26 @@ from lagless.game.geometry import sat_contact as sat_contact
 from lagless.game.level import Level as Level
 from lagless.game.level import builtin_map as builtin_map
 from lagless.game.level import load_tiled as load_tiled
+from lagless.game.rooms import ROOM_MESSAGES as ROOM_MESSAGES
+from lagless.game.rooms import CreateRoom as CreateRoom
+from lagless.game.rooms import Joined as Joined
+from lagless.game.rooms import JoinRoom as JoinRoom
+from lagless.game.rooms import LeaveRoom as LeaveRoom
+from lagless.game.rooms import Left as Left
+from lagless.game.rooms import ListRooms as ListRooms
+from lagless.game.rooms import Matchmake as Matchmake
+from lagless.game.rooms import MemberJoined as MemberJoined
+from lagless.game.rooms import MemberLeft as MemberLeft
+from lagless.game.rooms import RaiseEvent as RaiseEvent
+from lagless.game.rooms import Relayed as Relayed
+from lagless.game.rooms import RoomClient as RoomClient
+from lagless.game.rooms import RoomError as RoomError
+from lagless.game.rooms import RoomEventReceived as RoomEventReceived
+from lagless.game.rooms import RoomInfo as RoomInfo
+from lagless.game.rooms import RoomList as RoomList
+from lagless.game.rooms import RoomServer as RoomServer
+from lagless.game.rooms import decode_room_message as decode_room_message
+from lagless.game.rooms import encode_room_message as encode_room_message
 from lagless.game.server import GameConfig as GameConfig
 from lagless.game.server import GameServer as GameServer
 
@@ -60,6 +80,7 @@ __all__ = [
     "DEFAULT_WEAPONS",
     "GAME_CLASSES",
     "GAME_EVENTS",
+    "ROOM_MESSAGES",
     "Avatar",
     "ClientInfo",
     "Collision",
@@ -68,6 +89,7 @@ __all__ = [
     "ConnectionEstablished",
     "Contact",
     "ConvexPolygon",
+    "CreateRoom",
     "DiscoveredServer",
     "DiscoveryClient",
     "DiscoveryReply",
@@ -76,13 +98,29 @@ __all__ = [
     "GameConfig",
     "GameServer",
     "Hit",
+    "JoinRoom",
+    "Joined",
     "Kicked",
     "KillDecided",
     "Killed",
+    "LeaveRoom",
+    "Left",
     "Level",
+    "ListRooms",
+    "Matchmake",
+    "MemberJoined",
+    "MemberLeft",
     "PlayerJoined",
     "PlayerLeft",
     "PlayerRejected",
+    "RaiseEvent",
+    "Relayed",
+    "RoomClient",
+    "RoomError",
+    "RoomEventReceived",
+    "RoomInfo",
+    "RoomList",
+    "RoomServer",
     "ServerAnnouncement",
     "ServerDiscovered",
     "ServerLost",
@@ -94,8 +132,10 @@ __all__ = [
     "builtin_map",
     "decode_query",
     "decode_reply",
+    "decode_room_message",
     "encode_query",
     "encode_reply",
+    "encode_room_message",
     "load_tiled",
     "ray_cast",
     "regular_polygon",

@@ -1,0 +1,188 @@
+"""Rooms, matchmaking and relay over the simulated network (spec 000 §3.1, issue 14 item 2)."""
+
+from __future__ import annotations
+
+import random
+
+from lagless.game.rooms import (
+    CreateRoom,
+    Joined,
+    JoinRoom,
+    LeaveRoom,
+    Left,
+    ListRooms,
+    Matchmake,
+    MemberJoined,
+    MemberLeft,
+    RaiseEvent,
+    Relayed,
+    RoomClient,
+    RoomError,
+    RoomEventReceived,
+    RoomList,
+    RoomServer,
+)
+from lagless.io.sim import SimEndpoint
+from lagless.netsim import LinkConfig, Network, Scheduler
+from lagless.transport import NetcodeServerConfig
+
+PROTOCOL = 0x524F_4F4D
+SERVER = ("10.0.0.1", 41000)
+
+
+class Lobby:
+    def __init__(self) -> None:
+        self.scheduler = Scheduler(start=5.0)
+        self.network = Network(self.scheduler, seed=2, default_link=LinkConfig(latency=0.01))
+        self.network.add_host(SERVER[0])
+        self.server_events: list[object] = []
+        self.server = SimEndpoint(
+            RoomServer(
+                NetcodeServerConfig(protocol_id=PROTOCOL, public_address=SERVER, insecure=True),
+                random_bytes=random.Random(1).randbytes,
+                max_rooms=3,
+            ),
+            self.network.host(SERVER[0]),
+            SERVER[1],
+            on_event=self.server_events.append,
+        )
+        self.clients: list[SimEndpoint[RoomClient]] = []
+        self.events: list[list[object]] = []
+
+    def join(self, n: int) -> SimEndpoint[RoomClient]:
+        host = f"10.0.2.{n}"
+        self.network.add_host(host)
+        events: list[object] = []
+        client = SimEndpoint(RoomClient(PROTOCOL), self.network.host(host), on_event=events.append)
+        now = self.scheduler.now
+        client.poke(lambda c: c.connect(SERVER, now, client_id=n))
+        self.clients.append(client)
+        self.events.append(events)
+        return client
+
+    def run(self, seconds: float = 0.3) -> None:
+        self.scheduler.run(until=self.scheduler.now + seconds)
+
+
+def _last(events: list[object], kind: type) -> object:
+    return [e for e in events if isinstance(e, kind)][-1]
+
+
+def test_create_list_matchmake_relay_leave() -> None:
+    lobby = Lobby()
+    a, b, c = (lobby.join(n) for n in (1, 2, 3))
+    lobby.run(0.5)
+    a.poke(lambda x: x.request(CreateRoom("ctf-1", 2, {"mode": "ctf", "map": "arena"})))
+    lobby.run()
+    room = a.obj.room
+    assert room is not None
+    assert (room.name, room.players, room.max_players) == ("ctf-1", 1, 2)
+    b.poke(lambda x: x.request(ListRooms({"mode": "ctf"})))
+    c.poke(lambda x: x.request(ListRooms({"mode": "dm"})))
+    lobby.run()
+    assert [r.name for r in _last(lobby.events[1], RoomList).rooms] == ["ctf-1"]
+    assert _last(lobby.events[2], RoomList).rooms == []
+    b.poke(lambda x: x.request(Matchmake({"mode": "ctf"})))
+    lobby.run()
+    assert b.obj.room is not None
+    assert b.obj.room.room == room.room
+    assert _last(lobby.events[0], MemberJoined).member == b.obj.me
+    assert sorted(a.obj.members) == sorted([a.obj.me, b.obj.me])
+    # the room is full: matchmaking the same properties creates a second room
+    c.poke(lambda x: x.request(Matchmake({"mode": "ctf"}, max_players=4)))
+    lobby.run()
+    assert c.obj.room is not None
+    assert c.obj.room.room != room.room
+    assert c.obj.room.properties == {"mode": "ctf"}
+    c.poke(lambda x: x.request(JoinRoom(room.room)))
+    lobby.run()
+    assert _last(lobby.events[2], RoomError) == RoomError("join", "full")
+    # relay: reliable and unreliable events reach the other member only, with the sender named
+    a.poke(lambda x: x.raise_event(7, b"hello"))
+    a.poke(lambda x: x.raise_event(8, b"fast", reliable=False))
+    lobby.run()
+    got = [(e.code, e.data, e.sender) for e in lobby.events[1] if isinstance(e, Relayed)]
+    assert got == [(7, b"hello", a.obj.me), (8, b"fast", a.obj.me)]
+    assert not [e for e in lobby.events[0] if isinstance(e, Relayed)]
+    assert not [e for e in lobby.events[2] if isinstance(e, Relayed)]
+    assert lobby.server.obj.relayed == 2
+    # leave: the other member hears it; the room closes when its last member goes
+    b.poke(lambda x: x.request(LeaveRoom()))
+    lobby.run()
+    assert isinstance(_last(lobby.events[1], Left), Left)
+    assert b.obj.room is None
+    assert _last(lobby.events[0], MemberLeft).member == b.obj.me
+    a.poke(lambda x: x.transport.disconnect())
+    lobby.run()
+    assert [r.room for r in lobby.server.obj.rooms] == [c.obj.room.room]
+
+
+def test_targets_errors_and_server_logic_rooms() -> None:
+    lobby = Lobby()
+    a, b, c = (lobby.join(n) for n in (1, 2, 3))
+    lobby.run(0.5)
+    a.poke(lambda x: x.request(LeaveRoom()))
+    a.poke(lambda x: x.raise_event(1))
+    a.poke(lambda x: x.request(JoinRoom(99)))
+    a.poke(lambda x: x.request(Matchmake({"mode": "x"}, create=False)))
+    lobby.run()
+    errors = [e for e in lobby.events[0] if isinstance(e, RoomError)]
+    assert errors == [
+        RoomError("leave", "not_in_room"),
+        RoomError("raise", "not_in_room"),
+        RoomError("join", "no_such_room"),
+        RoomError("match", "no_match"),
+    ]
+    a.poke(lambda x: x.request(CreateRoom("three", 3)))
+    lobby.run()
+    assert a.obj.room is not None
+    ident = a.obj.room.room
+    for client in (b, c):
+        client.poke(lambda x: x.request(JoinRoom(ident)))
+    lobby.run()
+    c_id = c.obj.me
+    a.poke(lambda x: x.request(RaiseEvent(5, b"psst", to=[c_id, 12345])))
+    lobby.run()
+    assert [e.data for e in lobby.events[2] if isinstance(e, Relayed)] == [b"psst"]
+    assert not [e for e in lobby.events[1] if isinstance(e, Relayed)]
+    # a room with server logic: events go to the application, which answers the room
+    b.poke(lambda x: x.request(CreateRoom("logic", 4, relay=False)))
+    lobby.run()
+    assert b.obj.room is not None
+    logic = b.obj.room.room
+    assert not b.obj.room.relay
+    b.poke(lambda x: x.raise_event(9, b"move"))
+    lobby.run()
+    received = [e for e in lobby.server_events if isinstance(e, RoomEventReceived)]
+    assert received == [RoomEventReceived(logic, b.obj.me, 9, b"move")]
+    assert lobby.server.obj.send_to_room(logic, 10, b"ok") == 1
+    assert lobby.server.obj.send_to_room(999, 10, b"none") == 0
+    lobby.server.flush()
+    lobby.run()
+    assert _last(lobby.events[1], Relayed) == Relayed(logic, 0, 10, b"ok")
+    # too many rooms (max_rooms=3: "three", "logic", then one more)
+    c.poke(lambda x: x.request(CreateRoom("extra", 2)))
+    a.poke(lambda x: x.request(CreateRoom("one-too-many", 2)))
+    lobby.run()
+    assert _last(lobby.events[0], RoomError) == RoomError("create", "too_many_rooms")
+    assert isinstance(_last(lobby.events[2], Joined), Joined)
+
+
+def test_garbage_from_a_member_is_counted_and_the_room_goes_on() -> None:
+    lobby = Lobby()
+    a, b = lobby.join(1), lobby.join(2)
+    lobby.run(0.5)
+    a.poke(lambda x: x.request(Matchmake({"q": "1"})))
+    lobby.run()
+    b.poke(lambda x: x.request(Matchmake({"q": "1"})))
+    lobby.run()
+    rng = random.Random(4)
+    for _ in range(50):
+        b.poke(lambda x: x.transport.send(0, rng.randbytes(rng.randint(1, 200))))
+    b.poke(lambda x: x.transport.send(0, b"\x81\xa4type\xa6joined"))  # a server message
+    lobby.run()
+    server = lobby.server.obj
+    assert server.drops["malformed"] + server.drops["unexpected"] == 51
+    a.poke(lambda x: x.raise_event(1, b"still here"))
+    lobby.run()
+    assert _last(lobby.events[1], Relayed).data == b"still here"
