@@ -9,12 +9,14 @@ walk on velocity and heading; the first ``clients`` entities are the clients' av
 interest pivots (`lagless.interest.AuraPolicy`, ``radius`` metres). Every tick all entities move
 (one numpy update of the server table), then the timed part runs: `SnapshotEngine.tick` does the
 interest round, the priority accumulator, the delta against each client's acknowledged
-baseline, the byte budget and bit packing, and returns one snapshot message per client (the
-bytes handed to the transport's ``Server.send``; the transport's own per-message cost is
-measured by ``lagless bench transport``). Clients acknowledge every snapshot (ack processing is
-timed separately: ``ack_ms``). Times are CPU time of this process (``time.process_time``: the
-goal is "on one core", and the machines this runs on are shared), median over the timed ticks;
-``tick_wall_ms`` is the wall-clock median beside it.
+baseline, the byte budget and bit packing, and returns one snapshot message per client.
+``transport_send_ms`` times handing those messages to a transport `Server` with the same number
+of connected (insecure, in-memory) clients and building its datagrams, and
+``tick_and_send_ms`` is the sum: the whole tick from moved entities to datagrams. Clients
+acknowledge every snapshot (ack processing is timed separately: ``ack_ms``). Times are CPU time
+of this process (``time.process_time``: the goal is "on one core", and the machines this runs
+on are shared), median over the timed ticks; ``tick_wall_ms`` is the wall-clock median beside
+it.
 
 The competitor is the straightforward Python implementation of the same tick: one loop
 iteration per (client, entity) pair for the relevance test, the changed test and the delta,
@@ -29,7 +31,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
+import random
 import time
 from typing import Final
 
@@ -40,12 +44,14 @@ from rich.table import Table
 from lagless.interest import AuraPolicy, InterestConfig
 from lagless.replication import AngleField, NetworkObject, SnapshotEngine, Vec2Field, World
 from lagless.replication.snapshot import decode_ack, encode_ack
+from lagless.transport import Client, NetcodeClientConfig, NetcodeServerConfig, Server
 from lagless.wire import BitWriter
 
 MAP: Final = 1000.0  # metres
 TICK: Final = 0.05  # seconds (20 Hz)
 GOAL_MS: Final = 10.0  # issue 13: one tick for 64 x 1000 within 10 ms
 MAX_SPEED: Final = 5.0  # m/s
+PROTOCOL_ID: Final = 0x4C41_474C_4553_5242
 
 
 class Entity(NetworkObject):
@@ -146,6 +152,59 @@ def _naive_tick(
     return out
 
 
+SERVER_ADDR: Final = ("10.0.0.1", 40000)
+
+
+def _connected_transport(clients: int) -> tuple[Server, dict[tuple[str, int], Client]]:
+    """A transport server with ``clients`` insecure clients, handshaken in memory."""
+    addr = SERVER_ADDR
+    quiet = logging.getLogger("lagless.transport")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # one "insecure mode" warning per object otherwise
+    server = Server(
+        config=NetcodeServerConfig(
+            protocol_id=PROTOCOL_ID, public_address=addr, insecure=True, max_clients=clients
+        ),
+        random_bytes=random.Random(0).randbytes,
+    )
+    peers = {}
+    for n in range(clients):
+        client = Client(config=NetcodeClientConfig(insecure=True))
+        client.connect_insecure(
+            server_addresses=[addr], protocol_id=PROTOCOL_ID, client_id=n + 1, now=0.0
+        )
+        peers[("10.0.1.1", 50000 + n)] = client
+    now = 0.0
+    while len(server.clients) < clients and now < 10.0:
+        now += 0.01
+        for peer_addr, client in peers.items():
+            client.handle_timer(now)
+            for data, _ in client.datagrams_to_send(now):
+                server.receive_datagram(data, peer_addr, now)
+        server.handle_timer(now)
+        for data, dst in server.datagrams_to_send(now):
+            peers[dst].receive_datagram(data, addr, now)
+    while server.next_event() is not None:
+        pass
+    quiet.setLevel(level)
+    return server, peers
+
+
+def _exchange(server: Server, peers: dict[tuple[str, int], Client], sent: list, now: float) -> None:
+    """Deliver the server's datagrams and the clients' replies (acks), untimed."""
+    for data, dst in sent:
+        peers[dst].receive_datagram(data, SERVER_ADDR, now)
+    for peer_addr, client in peers.items():
+        client.handle_timer(now)
+        for data, _ in client.datagrams_to_send(now):
+            server.receive_datagram(data, peer_addr, now)
+        while client.next_event() is not None:
+            pass
+    server.handle_timer(now)
+    while server.next_event() is not None:
+        pass
+
+
 def run(
     *,
     clients: int = 64,
@@ -159,6 +218,9 @@ def run(
     """Run the benchmark and return the figures (times in ms, sizes in bytes)."""
     world, engine = _world(clients, entities, radius, seed)
     rng = np.random.default_rng(seed + 1)
+    transport, peers = _connected_transport(clients)
+    transport_ids = transport.clients  # engine client k is transport connection k
+    send_s: list[float] = []
     tick_s: list[float] = []
     wall_s: list[float] = []
     ack_s: list[float] = []
@@ -176,9 +238,16 @@ def run(
         for key, ack in acks.items():
             engine.on_ack(key, *decode_ack(ack))
         t3 = time.process_time()
+        t4 = time.process_time()
+        for key, payload in out.items():
+            transport.send(transport_ids[key], 3, payload)
+        sent = transport.datagrams_to_send(now)
+        t5 = time.process_time()
+        _exchange(transport, peers, sent, now)
         if i >= warmup:
             tick_s.append(t1 - t0)
             wall_s.append(w1 - w0)
+            send_s.append(t5 - t4)
             ack_s.append(t3 - t2)
             sizes.extend(len(p) for p in out.values())
             sizes.extend(0 for _ in range(clients - len(out)))
@@ -200,6 +269,8 @@ def run(
         "tick_ms_p90": round(1000.0 * float(np.percentile(tick_s, 90)), 3),
         "tick_wall_ms": round(1000.0 * float(np.median(wall_s)), 3),
         "ack_ms": round(1000.0 * float(np.median(ack_s)), 3),
+        "transport_send_ms": round(1000.0 * float(np.median(send_s)), 3),
+        "tick_and_send_ms": round(1000.0 * float(np.median(np.add(tick_s, send_s))), 3),
         "clients": clients,
         "entities": entities,
         "radius_m": radius,

@@ -30,7 +30,7 @@ def test_small_run_reports_every_figure() -> None:
     result = _bench().run(clients=6, entities=120, ticks=6, warmup=4, radius=200.0, naive_clients=2)
     assert result["clients"] == 6
     assert result["entities"] == 120
-    for key in ("tick_ms", "tick_wall_ms", "ack_ms", "naive_tick_ms"):
+    for key in ("tick_ms", "tick_wall_ms", "ack_ms", "naive_tick_ms", "transport_send_ms"):
         assert result[key] > 0.0
     # a header at least (9 bytes), one unreliable message at most
     assert 9 <= result["bytes_per_client_per_tick"] <= 1016
@@ -63,3 +63,9 @@ def test_cli_json() -> None:
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert {"tick_ms", "clients", "entities", "bytes_per_client_per_tick"} <= set(result)
     assert result["clients"] == 4
+
+
+def test_tick_and_send_is_the_sum() -> None:
+    result = _bench().run(clients=3, entities=60, ticks=4, warmup=2, radius=300.0, naive_clients=1)
+    assert result["tick_and_send_ms"] >= result["tick_ms"]
+    assert result["tick_and_send_ms"] >= result["transport_send_ms"]
