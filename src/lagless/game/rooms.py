@@ -255,8 +255,8 @@ def decode_room_message(data: bytes) -> RoomMessage | None:
     """The message in ``data``, or None for anything else (never raises)."""
     try:
         message: RoomMessage = _DECODER.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        return None
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
+        return None  # ValueError: msgspec raises UnicodeDecodeError for a bad tag string
     return message
 
 
