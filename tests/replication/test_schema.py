@@ -177,7 +177,7 @@ def test_destroy_and_lookup() -> None:
         world.destroy(ships[1])
     assert [s.id for s in world] == [1, 3, 4, 5]
     assert world.spawn(Ship).id == 6
-    assert world.tables[Ship].rows().tolist() == [0, 1, 2, 3, 4]  # row 1 reused
+    assert world.tables[Ship].ids[:6].tolist() == [1, 6, 3, 4, 5, -1]  # row 1 reused
     changes = world.changes()
     assert [o.id for o in changes.spawned] == [1, -1, 3, 4, 5, 6]  # the destroyed one: NO_ID
     assert [(i, c) for i, c, _ in changes.destroyed] == [(2, Ship)]

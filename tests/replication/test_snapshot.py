@@ -234,3 +234,19 @@ def test_record_without_baseline_is_not_acknowledged() -> None:
     replica = pair.client.find(mover.id)
     assert isinstance(replica, Mover)
     assert replica.pos == pytest.approx((9.0, 0.0))
+
+
+def test_sequence_numbers_wrap() -> None:
+    pair = Pair()
+    pair.engine._clients[1].seq = 65_530  # 16-bit snapshot sequence about to wrap
+    mover = pair.spawn(Mover, vel=(2.0, 0.0))
+    pair.tick()
+    for step in range(20):
+        _move([mover])
+        pair.tick(deliver=step % 5 != 2)
+    replica = pair.client.find(mover.id)
+    assert isinstance(replica, Mover)
+    assert replica.pos == pytest.approx(mover.pos, abs=0.005)
+    assert pair.reader.missing_baselines == 0
+    assert pair.engine._clients[1].seq > 65_536
+    assert pair.engine.record_bits / pair.engine.records_sent < 40  # deltas across the wrap

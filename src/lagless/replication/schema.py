@@ -200,10 +200,6 @@ class Table:
         self.objects[row] = None
         self._free.append(row)
 
-    def rows(self) -> npt.NDArray[np.intp]:
-        """Indices of the live rows, ascending."""
-        return np.flatnonzero(self.ids[: self.size] >= 0)
-
     def _grow(self, size: int) -> None:
         values = np.zeros((size, self.values.shape[1]), dtype=np.float64)
         values[: self.values.shape[0]] = self.values
