@@ -83,9 +83,9 @@ class CarParams(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename=
     """Tyre grip μ: a wheel's lateral impulse per step is capped at ``μ·m·g/4·dt``."""
     wheel_max_steer_angle: Annotated[float, msgspec.Meta(gt=0.0, le=1.2)] = 0.6
     """Front-wheel lock at low speed, rad."""
-    wheel_steer_speed: _Positive = 4.0
-    """How fast the steering fraction moves to its key's target, 1/s (full lock in 0.25 s)."""
-    wheel_steer_lateral_acceleration: _Positive = 8.0
+    wheel_steer_speed: _Positive = 8.0
+    """How fast the steering fraction moves to its key's target, 1/s (full lock in 0.125 s)."""
+    wheel_steer_lateral_acceleration: _Positive = 9.0
     """Speed-sensitive lock: full lock never asks for more than this lateral acceleration, m/s²."""
 
     def __post_init__(self) -> None:
