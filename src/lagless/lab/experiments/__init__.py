@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from lagless.lab.experiments import gossip as gossip
 from lagless.lab.experiments import netsim as netsim
+from lagless.lab.experiments import physics_car as physics_car
 from lagless.lab.experiments import realtime as realtime
 from lagless.lab.experiments import replication_bandwidth as replication_bandwidth
 from lagless.lab.experiments import replication_ids as replication_ids
