@@ -359,3 +359,17 @@ def test_destroy_and_spawn_in_one_tick_reusing_a_row() -> None:
     new.pos = (30.0, 0.0)  # still tracked by the interest policy: its moves arrive
     game.run(0.5)
     assert replica.pos == pytest.approx((30.0, 0.0))
+
+
+def test_owner_writes_survive_loss() -> None:
+    game = _joined(SimGame(link=LinkConfig(latency=0.02, loss=0.3), seed=11), clients=1)
+    server = game.server.obj
+    client = game.clients[0].obj
+    ship = server.spawn(Ship, owner=client.client_id)
+    game.run(1.5)
+    mine = client.world.find(ship.id)
+    assert mine is not None
+    for k in range(10):  # one write, then quiet: only the redundant sends can carry it
+        mine.aim = round(0.3 * k - 1.0, 3)
+        game.run(0.5)
+        assert ship.aim == pytest.approx(mine.aim, abs=0.001), k

@@ -8,6 +8,7 @@ sorted list below; every engineer adds names to it in sorted order.
 from __future__ import annotations
 
 from lagless.replication.bitpack import pack_items as pack_items
+from lagless.replication.client import OWNER_REDUNDANCY as OWNER_REDUNDANCY
 from lagless.replication.client import ReplicationClient as ReplicationClient
 from lagless.replication.display import Display as Display
 from lagless.replication.events import NetEvent as NetEvent
@@ -124,6 +125,7 @@ __all__ = [
     "NO_ID",
     "NULL_REF",
     "OWNER_CHANNEL",
+    "OWNER_REDUNDANCY",
     "SNAPSHOT_CHANNEL",
     "AngleField",
     "Announce",

@@ -11,6 +11,10 @@ is synchronised, and with the local ``now`` before.
 Remote objects are shown through `lagless.smoothing` display models by an optional `Display`
 (``display.py``) that the client feeds every snapshot, stamped with the snapshot's server time.
 
+Owner updates ride the unreliable-sequenced channel, so a lost one is never resent: a written
+object's ``Writer.OWNER`` fields go out on each of the next `OWNER_REDUNDANCY` ticks (with 20 %
+loss all four are lost once in 625 writes; the next write repairs it).
+
 Decisions: a control message that fails to decode is dropped whole and counted (the reliable
 channel will not resend it: the client's world may then miss objects, which is what a malicious
 or broken server deserves; a correct server never sends one). An announcement of an ID already
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Iterable
+from typing import Final
 
 import numpy as np
 
@@ -30,6 +35,7 @@ from lagless.errors import LocalProtocolError
 from lagless.replication.display import Display
 from lagless.replication.events import NetEvent, Target
 from lagless.replication.messages import (
+    MAX_OPS,
     MSG_CONTROL,
     MSG_EVENT,
     Announce,
@@ -64,7 +70,9 @@ from lagless.replication.snapshot import MSG_SNAPSHOT, SnapshotReader
 from lagless.transport import Client, Disconnected, MessageReceived
 from lagless.wire import DecodeError
 
-__all__ = ["ReplicationClient"]
+__all__ = ["OWNER_REDUNDANCY", "ReplicationClient"]
+
+OWNER_REDUNDANCY: Final = 4  # ticks an owner write is sent (unreliable, never resent)
 
 
 class ReplicationClient:
@@ -99,6 +107,7 @@ class ReplicationClient:
         self._events: deque[ReplicationEvent] = deque()
         self._now = 0.0
         self._next_tick: float | None = None
+        self._owner_sends: dict[int, int] = {}  # object ID -> ticks its owner fields still go out
         self.drops: Counter[str] = Counter()
         """Server messages or operations dropped, by reason."""
 
@@ -152,11 +161,16 @@ class ReplicationClient:
     # -- internals ----------------------------------------------------------------------------
 
     def _tick(self) -> None:
-        changes = self.world.changes()
-        owned = [self.world.find(i) for i in sorted(changes.owner_writes)]
+        for ident in self.world.changes().owner_writes:
+            self._owner_sends[ident] = OWNER_REDUNDANCY
+        owned = [self.world.find(i) for i in sorted(self._owner_sends)]
         mine = [o for o in owned if o is not None and o.role is Role.OWNER]
+        for ident in list(self._owner_sends):
+            self._owner_sends[ident] -= 1
+            if self._owner_sends[ident] <= 0:
+                del self._owner_sends[ident]
         if mine and self.transport.connected:
-            self.transport.send(OWNER_CHANNEL, encode_owner_update(mine))
+            self.transport.send(OWNER_CHANNEL, encode_owner_update(mine[:MAX_OPS]))
 
     def _drain(self) -> None:
         while (event := self.transport.next_event()) is not None:
