@@ -1,0 +1,358 @@
+"""``lagless game``: the game server, LAN discovery, bots and the room relay over real UDP.
+
+Issue 14 items 1-3 on the command line. ``serve`` runs a `GameServer` on a Tiled map and answers
+LAN discovery on a shared port; ``discover`` broadcasts discovery queries and lists the servers
+that answer, with the time each took to be found (the issue's "servers found within 1 s");
+``bots`` connects bot players that move and shoot; ``rooms`` runs the room and relay service. The
+game transport is insecure (no tokens, no encryption: development and the lab only). The first
+SIGINT or SIGTERM ends a command with its summary and exit status 130 or 143; a bad argument
+prints one ``error:`` line and exits with status 2; ``discover`` exits with 1 when it found no
+server, ``bots`` when it cannot reach its server. Register with
+``app.add_typer(game.app, name="game")``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Callable
+
+import typer
+
+from lagless._types import Address
+from lagless.cli.common import (
+    Interrupted,
+    bind_address,
+    echo,
+    exit_for,
+    fail,
+    in_range,
+    interruptible,
+    make_app,
+    peer_address,
+    seconds,
+    show,
+)
+from lagless.errors import ConfigError
+from lagless.game import (
+    DEFAULT_DISCOVERY_PORT,
+    Avatar,
+    ConnectingFailed,
+    ConnectionEnded,
+    ConnectionEstablished,
+    DiscoveryClient,
+    DiscoveryResponder,
+    GameClient,
+    GameConfig,
+    GameServer,
+    PlayerJoined,
+    PlayerLeft,
+    RoomServer,
+    ServerAnnouncement,
+    ServerDiscovered,
+    builtin_map,
+)
+from lagless.io.discovery import BroadcastEndpoint
+from lagless.io.endpoint import PollEndpoint
+from lagless.transport import NetcodeServerConfig
+
+DEFAULT_PORT: int = 40300  # UDP port of ``lagless game serve`` (vfc: 40200, gossip: 40100)
+ROOMS_PORT: int = 40301  # UDP port of ``lagless game rooms``
+GAME_PROTOCOL_ID: int = 0x4C41_474C_4553_4701  # "LAGLESG" + 1
+FRAME: float = 0.005  # seconds a loop sleeps at most between polls of its second socket
+MAX_BOTS: int = 256
+
+app = make_app("The game server, LAN discovery, bots and the room relay over real UDP.")
+
+
+def _protocol(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise ConfigError(f"--protocol-id must be an integer (e.g. 0x1234), got {text!r}") from None
+    if not 0 <= value < 2**64:
+        raise ConfigError(f"--protocol-id must be in [0, 2**64), got {text}")
+    return value
+
+
+def _run(step: Callable[[], bool], duration: float | None) -> int | None:
+    """Call ``step`` until it returns False or ``duration`` passes; return the stopping signal."""
+    end = None if duration is None else time.monotonic() + duration
+    with interruptible():
+        try:
+            while step() and (end is None or time.monotonic() < end):
+                pass
+        except Interrupted as exc:
+            return exc.signum
+    return None
+
+
+@app.command("serve")
+def serve_command(
+    host: str = typer.Option("127.0.0.1", "--host", help="name or IP to bind"),
+    port: int = typer.Option(DEFAULT_PORT, "--port", "-p", help="UDP port"),
+    map_name: str = typer.Option("arena", "--map", help="shipped map name or Tiled .json file"),
+    name: str = typer.Option("lagless", "--name", help="server name announced on the LAN"),
+    max_players: int = typer.Option(64, "--max-players", help="players at most, 1..4096"),
+    sim_rate: float = typer.Option(60.0, "--sim-rate", help="simulation ticks per second"),
+    snapshot_rate: float = typer.Option(20.0, "--snapshot-rate", help="snapshots per second"),
+    discovery_port: int = typer.Option(
+        DEFAULT_DISCOVERY_PORT, "--discovery-port", help="LAN discovery port (0: off)"
+    ),
+    protocol_id: str = typer.Option(hex(GAME_PROTOCOL_ID), "--protocol-id", help="uint64 id"),
+    duration: float | None = typer.Option(
+        None, "--duration", help="seconds to run [default: until Ctrl-C]"
+    ),
+    seed: int = typer.Option(0, "--seed", help="seed of the spawn choices"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no line per join and leave"),
+) -> None:
+    """Run an authoritative game server (insecure transport) that answers LAN discovery."""
+    try:
+        address = bind_address(host, port)
+        in_range(discovery_port, "--discovery-port", 0, 65535)
+        seconds(duration, "--duration")
+        config = GameConfig(sim_rate=sim_rate, snapshot_rate=snapshot_rate, max_players=max_players)
+        level = builtin_map(map_name)
+        protocol = _protocol(protocol_id)
+    except ConfigError as exc:
+        fail(str(exc))
+    game = GameServer(
+        NetcodeServerConfig(protocol_id=protocol, public_address=address, insecure=True),
+        level,
+        rng=random.Random(seed),
+        config=config,
+    )
+    game.listen()
+    joined = 0
+    cpu = 0.0
+    with PollEndpoint(game, address) as endpoint:
+        bound = endpoint.address
+        responder: BroadcastEndpoint[DiscoveryResponder] | None = None
+        if discovery_port:
+            announce = ServerAnnouncement(name, 0, max_players, bound[1], level.name)
+
+            def current() -> ServerAnnouncement:
+                return ServerAnnouncement(
+                    announce.name, len(game.clients), max_players, bound[1], level.name
+                )
+
+            try:
+                responder = BroadcastEndpoint(
+                    DiscoveryResponder(protocol, current),
+                    ("0.0.0.0", discovery_port),
+                    broadcast=False,
+                    reuse=True,
+                )
+            except ConfigError as exc:
+                fail(str(exc))
+        where = f", discovery on port {discovery_port}" if responder is not None else ""
+        echo(f"game server on {show(bound)} (insecure), map {level.name}{where}")
+
+        def step() -> bool:
+            nonlocal joined, cpu
+            endpoint.wait(FRAME if responder is not None else None)
+            start = time.process_time()
+            events = endpoint.pump()
+            if responder is not None:
+                responder.pump()
+            cpu += time.process_time() - start
+            for event in events:
+                if isinstance(event, PlayerJoined):
+                    joined += 1
+                    if not quiet:
+                        who = event.info.name or event.info.client_id
+                        echo(f"+ {who} {show(event.info.address)}")
+                elif isinstance(event, PlayerLeft) and not quiet:
+                    echo(f"- {event.info.name or event.info.client_id} ({event.reason})")
+            return True
+
+        try:
+            signum = _run(step, duration)
+        finally:
+            if responder is not None:
+                responder.close()
+    per_tick = cpu / game.ticks * 1000.0 if game.ticks else 0.0
+    echo(
+        f"{joined} players joined, {game.ticks} ticks, {per_tick:.2f} ms CPU per tick, "
+        f"{game.lagcomp.accepted} hits, {game.arbiter.committed} kills"
+    )
+    exit_for(signum)
+
+
+@app.command("discover")
+def discover_command(
+    to: str = typer.Option(
+        f"255.255.255.255:{DEFAULT_DISCOVERY_PORT}",
+        "--to",
+        metavar="HOST:PORT",
+        help="broadcast (or unicast) discovery address",
+    ),
+    timeout: float = typer.Option(1.0, "--timeout", help="seconds to listen for answers"),
+    count: int | None = typer.Option(
+        None, "--count", "-n", help="stop once this many servers answered"
+    ),
+    protocol_id: str = typer.Option(hex(GAME_PROTOCOL_ID), "--protocol-id", help="uint64 id"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object at the end"),
+    seed: int | None = typer.Option(None, "--seed", help="seed of the query nonce"),
+) -> None:
+    """Find game servers on the LAN; print each with the time it took to answer."""
+    try:
+        target = peer_address(to, field="--to")
+        seconds(timeout, "--timeout")
+        if count is not None:
+            in_range(count, "--count", 1, 65535)
+        protocol = _protocol(protocol_id)
+    except ConfigError as exc:
+        fail(str(exc))
+    rng = random.Random(seed) if seed is not None else random.Random()
+    client = DiscoveryClient(protocol, rng=rng)
+    found: list[tuple[float, ServerDiscovered]] = []
+    with BroadcastEndpoint(client, "0.0.0.0:0") as endpoint:
+        start = time.monotonic()
+        endpoint.call(lambda c: c.start([target], endpoint.now()))
+
+        def step() -> bool:
+            endpoint.wait(0.05)
+            for event in endpoint.pump():
+                if isinstance(event, ServerDiscovered):
+                    elapsed = time.monotonic() - start
+                    found.append((elapsed, event))
+                    s = event.server
+                    if not as_json:
+                        echo(
+                            f"{show(s.address)}  {s.name!r}  {s.players}/{s.max_players} players"
+                            f"  {s.game}  found after {elapsed * 1000:.1f} ms"
+                        )
+            return count is None or len(found) < count
+
+        signum = _run(step, timeout)
+        servers = client.servers
+    if as_json:
+        rows = [
+            {
+                "address": show(s.address),
+                "name": s.name,
+                "players": s.players,
+                "max_players": s.max_players,
+                "game": s.game,
+                "rtt_ms": round(s.rtt * 1000, 3),
+            }
+            for s in servers
+        ]
+        times = [round(t * 1000, 3) for t, _ in found]
+        echo(json.dumps({"servers": rows, "found_after_ms": times}))
+    else:
+        echo(f"{len(servers)} servers found")
+    exit_for(signum)
+    if not servers:
+        raise typer.Exit(1)
+
+
+@app.command("bots")
+def bots_command(
+    server: str = typer.Argument(f"127.0.0.1:{DEFAULT_PORT}", metavar="[HOST:PORT]"),
+    count: int = typer.Option(4, "--count", "-n", help=f"bots, 1..{MAX_BOTS}"),
+    duration: float = typer.Option(10.0, "--duration", help="seconds to play"),
+    protocol_id: str = typer.Option(hex(GAME_PROTOCOL_ID), "--protocol-id", help="uint64 id"),
+    seed: int = typer.Option(0, "--seed", help="seed of the bots' choices"),
+) -> None:
+    """Bot players that steer at random and shoot at the others."""
+    try:
+        address = peer_address(server, field="server")
+        in_range(count, "--count", 1, MAX_BOTS)
+        seconds(duration, "--duration")
+        protocol = _protocol(protocol_id)
+    except ConfigError as exc:
+        fail(str(exc))
+    rng = random.Random(seed)
+    endpoints: list[PollEndpoint[GameClient]] = []
+    state = {"connected": 0, "failed": 0, "kills": 0, "shots": 0}
+    try:
+        for n in range(count):
+            bot = GameClient(protocol, rng=random.Random(rng.getrandbits(32)))
+            endpoint = PollEndpoint(
+                bot, "0.0.0.0:0" if address[0] != "127.0.0.1" else "127.0.0.1:0"
+            )
+            now = endpoint.now()
+            endpoint.call(
+                lambda c, n=n, now=now: c.connect(address, now, client_id=n + 1, name=f"bot{n}")
+            )
+            endpoints.append(endpoint)
+        next_turn = time.monotonic()
+
+        def step() -> bool:
+            nonlocal next_turn
+            endpoints[0].wait(FRAME)
+            for endpoint in endpoints:
+                for event in endpoint.pump():
+                    if isinstance(event, ConnectionEstablished):
+                        state["connected"] += 1
+                    elif isinstance(event, ConnectingFailed | ConnectionEnded):
+                        state["failed"] += 1
+            if time.monotonic() >= next_turn:
+                next_turn += 0.5
+                for endpoint in endpoints:
+                    _bot_turn(endpoint, rng, state)
+            return state["failed"] < count
+
+        signum = _run(step, duration)
+        for endpoint in endpoints:
+            endpoint.call(lambda c: c.disconnect())
+    finally:
+        for endpoint in endpoints:
+            endpoint.close()
+    echo(f"{state['connected']} bots connected, {state['shots']} shots, {state['failed']} ended")
+    exit_for(signum)
+    if state["connected"] == 0:
+        fail(f"no bot could connect to {show(address)}", status=1)
+
+
+def _bot_turn(
+    endpoint: PollEndpoint[GameClient], rng: random.Random, state: dict[str, int]
+) -> None:
+    bot = endpoint.obj
+    mine = bot.avatar
+    if mine is None or mine.dead or not bot.is_connected:
+        return
+    angle = rng.uniform(-math.pi, math.pi)
+    endpoint.call(lambda c: c.move((math.cos(angle), math.sin(angle)), angle))
+    targets = [o for o in bot.world if isinstance(o, Avatar) and o is not mine and not o.dead]
+    if targets:
+        target = rng.choice(targets)
+        endpoint.call(lambda c: c.shoot(target, endpoint.now()))
+        state["shots"] += 1
+
+
+@app.command("rooms")
+def rooms_command(
+    host: str = typer.Option("127.0.0.1", "--host", help="name or IP to bind"),
+    port: int = typer.Option(ROOMS_PORT, "--port", "-p", help="UDP port"),
+    protocol_id: str = typer.Option(hex(GAME_PROTOCOL_ID), "--protocol-id", help="uint64 id"),
+    duration: float | None = typer.Option(
+        None, "--duration", help="seconds to run [default: until Ctrl-C]"
+    ),
+) -> None:
+    """Run the room service: rooms, matchmaking by properties, event relay (insecure)."""
+    try:
+        address: Address = bind_address(host, port)
+        seconds(duration, "--duration")
+        protocol = _protocol(protocol_id)
+    except ConfigError as exc:
+        fail(str(exc))
+    service = RoomServer(
+        NetcodeServerConfig(protocol_id=protocol, public_address=address, insecure=True)
+    )
+    with PollEndpoint(service, address) as endpoint:
+        echo(f"room service on {show(endpoint.address)} (insecure)")
+
+        def step() -> bool:
+            endpoint.wait(0.1)
+            endpoint.pump()
+            return True
+
+        signum = _run(step, duration)
+    rooms = service.rooms
+    echo(f"{len(rooms)} rooms open, {service.relayed} events relayed")
+    exit_for(signum)
