@@ -13,7 +13,7 @@ import sys
 import typer
 
 from lagless._version import __version__
-from lagless.cli import bench, docs, gossip, lab, netsim, proxy, transport, vfc
+from lagless.cli import bench, docs, game, gossip, lab, netsim, proxy, transport, vfc
 from lagless.cli.common import make_app, run_app
 
 
@@ -41,6 +41,7 @@ app.add_typer(netsim.app, name="netsim")
 app.add_typer(lab.app, name="lab")
 app.add_typer(gossip.app, name="gossip")
 app.add_typer(vfc.app, name="vfc")
+app.add_typer(game.app, name="game")
 app.command("proxy")(proxy.proxy)
 app.command("bench", context_settings=bench.bench_settings)(bench.bench)
 app.command("serve")(transport.serve_command)
