@@ -159,7 +159,8 @@ class Car:
     def steer_angle(self) -> float:
         """Return the front-wheel angle now, rad (steering fraction x speed-sensitive lock)."""
         p = self.params
-        v2 = self.body.velocity.get_length_sqrd()
+        vel = self.body.velocity
+        v2 = vel.x * vel.x + vel.y * vel.y
         lock = p.wheel_max_steer_angle
         if v2 > 1e-9:
             lock = min(lock, math.atan(p.car_wheelbase * p.wheel_steer_lateral_acceleration / v2))
