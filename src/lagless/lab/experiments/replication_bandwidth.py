@@ -254,7 +254,7 @@ SPEC: Final = register(
         },
         full={
             "entities": 150,
-            "ticks": 1800,
+            "ticks": 600,
             "tick_rate": 30.0,
             "speed": 8.0,
             "turn": 0.5,
