@@ -1,7 +1,8 @@
 """Chaos test of the real server processes (issue 11 part 1).
 
-Starts ``lagless serve --echo`` (insecure, and secure with a private key), ``lagless vfc serve``
-and ``lagless gossip lobby`` as processes and drives each over 127.0.0.1 for
+Starts ``lagless serve --echo`` (insecure, and secure with a private key; and ``--raw`` with 4
+slots that twice as many plain clients compete for, so some are denied while it is full),
+``lagless vfc serve`` and ``lagless gossip lobby`` as processes and drives each over 127.0.0.1 for
 ``LAGLESS_CHAOS_SECONDS`` (default 6) with, all at once:
 
 * well-behaved clients: lagless clients that verify their echoes in order, plain netcode clients
@@ -312,6 +313,77 @@ def test_echo_servers_survive_chaos(tmp_path: Path, processes: list[ServerProces
         _assert_healthy(server)
         assert _open_connections(server.stdout()) == set(), server.name
         _assert_stops_cleanly(server)
+
+
+async def _plain_or_denied(target: Target, rng: random.Random, *, leave_at_once: bool) -> str:
+    """One plain netcode session; "served", or "denied" when every slot was taken."""
+    try:
+        await plain_session(target, rng, payloads=rng.randrange(1, 20), leave_at_once=leave_at_once)
+    except AssertionError as exc:
+        if "DENIED" not in str(exc):
+            raise
+        return "denied"
+    return "served"
+
+
+def test_a_full_raw_echo_server_survives_chaos(
+    tmp_path: Path, processes: list[ServerProcess]
+) -> None:
+    slots = 4
+    server, at = _start(
+        processes,
+        tmp_path,
+        "raw-full",
+        ["serve", "--insecure", "--raw", "--echo", "--port", "0", "--max-clients", str(slots)],
+        r"serving raw netcode \(\w+\) on ([\d.]+):(\d+)",
+    )
+    target = Target(at, REFERENCE_PROTOCOL_ID, None)
+    rng = random.Random(SEED)
+    seconds = CHAOS_SECONDS
+    outcomes: list[str] = []
+
+    async def main() -> None:
+        samples = handshake_requests(target, rng, 4)
+        where = f"{HOST}:{at[1]}"
+        async with asyncio.TaskGroup() as group:
+            waiting = [  # twice as many clients as slots: some are turned away
+                group.create_task(
+                    _repeat(
+                        seconds,
+                        100,
+                        lambda: _plain_or_denied(target, rng, leave_at_once=False),
+                    )
+                )
+                for _ in range(2 * slots)
+            ]
+            leaving = group.create_task(
+                _repeat(seconds, 100, lambda: _plain_or_denied(target, rng, leave_at_once=True))
+            )
+            group.create_task(spray(at, rng, samples=samples, count=500 * 6, seconds=seconds))
+            group.create_task(
+                _repeat(seconds, 2, lambda: half_open(target, rng, count=1100, seconds=seconds / 2))
+            )
+            group.create_task(
+                _repeat(
+                    seconds,
+                    3,
+                    lambda: kill_after(
+                        spawn_client(["connect", where, "--insecure", "--raw"]), 1.5, lines=50
+                    ),
+                )
+            )
+        for task in (*waiting, leaving):
+            outcomes.extend(task.result())
+        await asyncio.sleep(ECHO_SETTLE)
+        _assert_healthy(server)
+        assert _open_connections(server.stdout()) == set(), server.name
+        assert await _plain_or_denied(target, rng, leave_at_once=False) == "served"
+
+    _run(main)
+    assert outcomes.count("served") >= 2 * slots, outcomes  # slots came free again and again
+    assert "denied" in outcomes, outcomes  # the server was full at times
+    _assert_healthy(server)
+    _assert_stops_cleanly(server)
 
 
 # -- lagless vfc serve ----------------------------------------------------------------------------
