@@ -306,3 +306,41 @@ def test_sans_io_contract() -> None:
 
     check_sans_io(server, rng=random.Random(3))
     check_sans_io(client, rng=random.Random(4))
+
+
+def test_an_earlier_kill_arriving_later_undoes_the_victims_own_kill() -> None:
+    """Spec 000 §5.2.3: B shoots C, then A's shot at B arrives with an earlier server time inside
+    the window: only "A kills B" is committed, "B kills C" is dropped."""
+    level = Level(40.0, 20.0, [], [(5.0, 10.0), (15.0, 10.0), (25.0, 10.0)])
+    match = SimMatch(link=LINK, level=level, config=GameConfig(hitpoints=20), seed=3)
+    a, b, c = (match.add_client(n, connect=False) for n in (1, 2, 3))
+    slow = LinkConfig(latency=0.12)  # A's slow link, both ways (no clock-sync bias)
+    match.network.set_link("10.0.1.1", SERVER, slow)
+    match.network.set_link(SERVER, "10.0.1.1", slow)
+    for n, client in enumerate((a, b, c), start=1):
+        now = match.now
+        client.poke(lambda cl, n=n, now=now: cl.connect((SERVER, PORT), now, client_id=n))
+    match.run(2.0)
+    avatars = [match.game.avatar_of(cl.obj.replication.client_id or 0) for cl in (a, b, c)]
+    for avatar, x in zip(avatars, (5.0, 15.0, 25.0), strict=True):
+        assert avatar is not None
+        avatar.pos = (x, 10.0)
+    match.run(0.5)
+    a_av, b_av, c_av = avatars
+    assert a_av is not None
+    assert b_av is not None
+    assert c_av is not None
+    b_seen_by_a = a.obj.world.find(b_av.id)
+    c_seen_by_b = b.obj.world.find(c_av.id)
+    a.poke(lambda cl: cl.shoot(b_seen_by_a, match.now))
+    match.run(0.02)
+    b.poke(lambda cl: cl.shoot(c_seen_by_b, match.now))
+    match.run(1.0)
+    decisions = [e.decision for e in _of(match.server_events, KillDecided)]
+    outcome = {(d.kill.shooter, d.kill.victim): (d.committed, d.reason) for d in decisions}
+    assert outcome[(a_av.id, b_av.id)] == (True, None)
+    assert outcome[(b_av.id, c_av.id)][0] is False
+    assert outcome[(b_av.id, c_av.id)][1].value == "shooter_dead"
+    assert b_av.dead
+    assert not c_av.dead
+    assert c.obj.is_connected

@@ -275,10 +275,8 @@ def bots_command(
             endpoint = PollEndpoint(
                 bot, "0.0.0.0:0" if address[0] != "127.0.0.1" else "127.0.0.1:0"
             )
-            now = endpoint.now()
-            endpoint.call(
-                lambda c, n=n, now=now: c.connect(address, now, client_id=n + 1, name=f"bot{n}")
-            )
+            bot.connect(address, endpoint.now(), client_id=n + 1, name=f"bot{n}")
+            endpoint.flush()
             endpoints.append(endpoint)
         next_turn = time.monotonic()
 

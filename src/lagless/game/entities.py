@@ -130,8 +130,9 @@ class Killed(NetEvent):
 
     shooter = RefField()
     victim = RefField()
-    rewind = FloatField(0.0, 1.0, 0.001)
-    """How far back (s) the deciding hit was evaluated."""
+    delay = FloatField(0.0, 1.0, 0.001)
+    """Seconds from the shot (its server-time stamp) to this commit: the trip to the server plus
+    the rollback window (clipped to 1 s)."""
 
 
 class Collision(NetEvent):

@@ -23,8 +23,10 @@ Decisions:
 * **Hits** (spec 000 §5.2.4): a `Shoot` claim is judged by lag compensation at ``time -
   view_delay``; an accepted hit beyond the weapon's range or behind a wall (at that instant's
   distance) does not stand. A non-lethal hit takes hitpoints at once (`Hit` to everyone); a lethal
-  one goes to the kill arbiter and is committed or dropped after ``kill_window`` (`Killed` to
-  everyone when committed; spec 000 §5.2.3's local rollback); the victim respawns after
+  one goes to the kill arbiter, stamped with the shot's absolute server time (the client's
+  synchronised clock when it fired, clamped to now), and is committed or dropped after
+  ``kill_window`` (`Killed` to everyone when committed; spec 000 §5.2.3's local rollback: "A
+  shot B earlier" by that stamp drops "B kills C"); the victim respawns after
   ``respawn_delay`` with full hitpoints. Shots faster than the weapon's cooldown are dropped.
 * **Collisions** push an avatar out of walls fully and out of another avatar half each; a
   `Collision` event goes to everyone when a contact starts (not every tick it lasts).
@@ -475,10 +477,10 @@ class GameServer:
         victim.dead = True
         victim.vel = (0.0, 0.0)
         self._respawns[victim.id] = now + self.config.respawn_delay
-        rewind = min(max(now - kill.time, 0.0), 1.0)
+        delay = min(max(now - kill.time, 0.0), 1.0)
         shooter = self.world.find(kill.shooter)
         self.replication.send_event(
-            Killed(shooter=shooter, victim=victim, rewind=rewind), Target.everyone(), now
+            Killed(shooter=shooter, victim=victim, delay=delay), Target.everyone(), now
         )
 
     # -- shots --------------------------------------------------------------------------------
@@ -520,8 +522,10 @@ class GameServer:
             target.hp -= weapon.damage
             hit = Hit(shooter=avatar, victim=target, damage=weapon.damage, hp=target.hp)
             self.replication.send_event(hit, Target.everyone(), now)
-        elif verdict.time is not None:
-            self.arbiter.submit(Kill(avatar.id, target.id, verdict.time), now)
+        else:
+            # the kill's time is the shot's absolute server-time stamp (when the trigger was
+            # pulled), clamped to now: spec 000 §5.2.3 orders kills by it
+            self.arbiter.submit(Kill(avatar.id, target.id, min(sent, now)), now)
 
     # -- clients ------------------------------------------------------------------------------
 
