@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,9 @@ from lagless.physics import (
     InputRecording,
     Keys,
     PathLog,
+    PhysicsParams,
+    read_user_controls,
+    write_user_controls,
 )
 from lagless.physics.driver import drive_course
 
@@ -87,3 +91,22 @@ def test_path_log_round_trip() -> None:
     assert [s.t for s in again.for_car(0)] == [1000.02, 1000.04]
     with pytest.raises(ConfigError, match="line 3: car must be an id"):
         PathLog.from_csv("# x\nt,car,x,y,heading\n1.0,a,0,0,0\n")
+
+
+def test_user_controls_files(tmp_path: Path) -> None:
+    path = tmp_path / "drive.csv"
+    recording = InputRecording(events=((0.0, Keys.UP), (0.7, Keys.NONE)))
+    writing = PhysicsParams(user_controls_file=str(path), write_user_controls=True)
+    assert read_user_controls(writing) is None
+    assert write_user_controls(writing, recording)
+    reading = PhysicsParams(
+        user_controls_file=str(path), read_user_controls=True, write_user_controls=True
+    )
+    assert not write_user_controls(reading, InputRecording(events=()))  # reading wins
+    assert read_user_controls(reading) == recording
+    path.write_text("t,up\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"drive\.csv: recording line 1: header"):
+        read_user_controls(reading)
+    missing = PhysicsParams(user_controls_file=str(tmp_path / "no.csv"), read_user_controls=True)
+    with pytest.raises(ConfigError, match="cannot read the user controls"):
+        read_user_controls(missing)

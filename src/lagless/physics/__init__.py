@@ -40,6 +40,8 @@ from lagless.physics.recording import InputRecorder as InputRecorder
 from lagless.physics.recording import InputRecording as InputRecording
 from lagless.physics.recording import PathLog as PathLog
 from lagless.physics.recording import PathSample as PathSample
+from lagless.physics.recording import read_user_controls as read_user_controls
+from lagless.physics.recording import write_user_controls as write_user_controls
 from lagless.physics.server import CarJoined as CarJoined
 from lagless.physics.server import CarLeft as CarLeft
 from lagless.physics.server import PhysicsServer as PhysicsServer
@@ -83,4 +85,6 @@ __all__ = [
     "encode_message",
     "load_params",
     "parse_params",
+    "read_user_controls",
+    "write_user_controls",
 ]

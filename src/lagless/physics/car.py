@@ -177,39 +177,38 @@ class Car:
         move = p.wheel_steer_speed * dt
         self.steer += max(-move, min(move, target - self.steer))
         delta = self.steer_angle()
-        mass, moment = body.mass, body.moment
-        cap = p.wheel_friction * mass * GRAVITY * 0.25 * dt
+        inv_m, inv_i = 1.0 / body.mass, 1.0 / body.moment
+        cap = p.wheel_friction * body.mass * GRAVITY * 0.25 * dt
         angle = body.angle
-        for lx, ly, front in self._wheels:
-            point = body.local_to_world((lx, ly))
-            wheel = angle + delta if front else angle
-            nx, ny = -math.sin(wheel), math.cos(wheel)
-            v = body.velocity_at_world_point(point)
-            lateral = v.x * nx + v.y * ny
-            rx, ry = point.x - body.position.x, point.y - body.position.y
+        c, s = math.cos(angle), math.sin(angle)
+        cf, sf = math.cos(angle + delta), math.sin(angle + delta)
+        velocity = body.velocity
+        vx, vy, w = float(velocity.x), float(velocity.y), float(body.angular_velocity)
+        for lx, ly, front in self._wheels:  # impulses at the contact points, one after another
+            rx, ry = lx * c - ly * s, lx * s + ly * c  # from the centre of gravity, world frame
+            nx, ny = (-sf, cf) if front else (-s, c)  # the wheel's lateral axis
+            lateral = (vx - w * ry) * nx + (vy + w * rx) * ny
             rn = rx * ny - ry * nx
-            j = -lateral / (1.0 / mass + rn * rn / moment)
-            j = max(-cap, min(cap, j))
-            body.apply_impulse_at_world_point((j * nx, j * ny), point)
-        fx, fy = math.cos(angle), math.sin(angle)
-        vel = body.velocity
-        forward = vel.x * fx + vel.y * fy
+            j = max(-cap, min(cap, -lateral / (inv_m + rn * rn * inv_i)))
+            vx += j * nx * inv_m
+            vy += j * ny * inv_m
+            w += j * rn * inv_i
+        forward = vx * c + vy * s
         impulse = 0.0  # along the body's forward axis, N·s
         up, down = bool(keys & Keys.UP), bool(keys & Keys.DOWN)
         if down and forward > REVERSE_THRESHOLD:
-            impulse -= min(p.car_brake_force * dt, mass * forward)
+            impulse -= min(p.car_brake_force * dt, forward / inv_m)
         elif down and forward > -p.car_max_backward_speed:
             impulse -= p.car_reverse_force * dt
         elif up and forward < p.car_max_forward_speed:
             impulse += p.car_engine_force * dt
-        rolling = min(p.car_rolling_resistance * dt, mass * abs(forward))
+        rolling = min(p.car_rolling_resistance * dt, abs(forward) / inv_m)
         impulse -= math.copysign(rolling, forward)
-        body.apply_impulse_at_world_point((impulse * fx, impulse * fy), body.position)
-        speed = vel.length
-        if speed > 0.0:
-            drag = p.car_drag_coefficient * speed * dt
-            drag = min(drag, mass)  # never reverses the velocity
-            body.apply_impulse_at_world_point((-drag * vel.x, -drag * vel.y), body.position)
+        vx += impulse * c * inv_m
+        vy += impulse * s * inv_m
+        drag = min(1.0, p.car_drag_coefficient * math.hypot(vx, vy) * dt * inv_m)
+        body.velocity = (vx - drag * vx, vy - drag * vy)  # never reverses the velocity
+        body.angular_velocity = w
 
 
 class CarWorld:

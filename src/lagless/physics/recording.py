@@ -21,6 +21,9 @@ Decisions:
       (``tests/physics/test_recording.py::test_input_round_trip``).
     * A recording holds only changes: consecutive equal keys are one event, times strictly
       increase (``ConfigError`` naming the line otherwise).
+    * ``readUserControls`` wins over ``writeUserControls`` (the thesis writes only "if
+      readUserControls == false"); ``read_user_controls`` / ``write_user_controls`` do the file
+      I/O so the sans-I/O client only sees recordings.
     * ``InputPlayer.due(t)`` returns the keys of every change at or before ``t`` not yet
       returned, in order, so a caller polling at any rate sends exactly one input event per change.
 """
@@ -30,10 +33,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 from lagless.errors import ConfigError, LocalProtocolError
 from lagless.physics.car import Keys
+from lagless.physics.params import PhysicsParams
 from lagless.world.recording import data_rows, parse_float
 
 __all__ = [
@@ -44,6 +49,8 @@ __all__ = [
     "InputRecording",
     "PathLog",
     "PathSample",
+    "read_user_controls",
+    "write_user_controls",
 ]
 
 INPUT_CSV_HEADER: Final = "t,up,down,left,right"
@@ -230,3 +237,51 @@ class PathLog:
             ]
             log.record(values[0], int(fields[1]), values[1], values[2], values[3])
         return log
+
+
+def read_user_controls(params: PhysicsParams) -> InputRecording | None:
+    """Load the inputs to replay when the parameter file says ``readUserControls = true``.
+
+    Args:
+        params: The parameter file.
+
+    Returns:
+        The recording from ``userControlsFile``, or ``None`` when replay is off.
+
+    Raises:
+        ConfigError: The file cannot be read or is malformed (one line naming the file).
+    """
+    if not params.read_user_controls:
+        return None
+    path = Path(params.user_controls_file)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the user controls: {exc.strerror}") from None
+    try:
+        return InputRecording.from_csv(text)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def write_user_controls(params: PhysicsParams, recording: InputRecording) -> bool:
+    """Write a client's recorded inputs when ``writeUserControls`` is on and replay is off.
+
+    Args:
+        params: The parameter file.
+        recording: The inputs (``PhysicsClient.recorded()``).
+
+    Returns:
+        True if ``userControlsFile`` was written.
+
+    Raises:
+        ConfigError: The file cannot be written.
+    """
+    if not params.write_user_controls or params.read_user_controls:
+        return False
+    path = Path(params.user_controls_file)
+    try:
+        path.write_text(recording.to_csv(), encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write the user controls: {exc.strerror}") from None
+    return True
