@@ -33,10 +33,10 @@ Decisions:
   6-bit length + the gap - 274: consecutive IDs cost one bit, as in Gaffer's index encoding);
   ``has_baseline``; if so, ``is_common`` and, if not common, a 5-bit age. Full state: every
   continuous code column in its full width. Delta: the changed-field mask (one bit per
-  continuous field), then per column of a changed field a tier: ``0`` + the zigzag difference
-  in ``delta_bits`` bits, ``10`` + the zigzag difference in ``2 * delta_bits`` bits, or ``11`` +
-  the full code (columns without ``delta_bits`` send the full code, no tier). Gaffer's relative
-  encoding uses the same idea with more buckets.
+  continuous field), then per column of a changed field a tier: ``0``, ``10`` or ``110`` + the
+  zigzag difference in 1, 2 or 3 times ``delta_bits`` bits, or ``111`` + the full code (a tier
+  as wide as the code is never used; columns without ``delta_bits`` send the full code, no
+  tier). Gaffer's relative encoding uses the same idea.
 * **Header**: type (3 bits), sequence (16), server time in ms modulo 2^32 (32), common age (5),
   record count (12); the message is padded to a byte. One message per client per tick, on an
   unreliable channel, at most ``budget_bytes``.
@@ -98,11 +98,10 @@ MAX_BUDGET: Final = 1016  # bytes: one unreliable message (1024) minus the recor
 # ID gap prefix code: (lowest gap, prefix value, prefix bits, payload bits)
 _GAP_BUCKETS: Final = ((1, 0, 1, 0), (2, 1, 2, 4), (18, 3, 3, 8))
 _GAP_LONG: Final = 274  # gaps from here: prefix 0b111, 6-bit length, value
-_FULL: Final = 0  # delta tiers of a column: full code, small delta, medium delta
+_FULL: Final = 0  # delta tiers of a column: full code, then deltas of 1, 2, 3 x delta_bits
 _SMALL: Final = 1
-_MEDIUM: Final = 2
-_TIER_PREFIX: Final = np.array([3, 0, 1], dtype=np.uint64)  # LSB first: 11, 0, 10
-_TIER_PREFIX_BITS: Final = np.array([2, 1, 2], dtype=np.int64)
+_TIER_PREFIX: Final = np.array([7, 0, 1, 3], dtype=np.uint64)  # LSB first: 111, 0, 10, 110
+_TIER_PREFIX_BITS: Final = np.array([3, 1, 2, 3], dtype=np.int64)
 IntArray = npt.NDArray[np.int64]
 
 
@@ -199,10 +198,13 @@ class _ClassState:
         self.small_limit = np.where(db > 0, np.int64(1) << db, 0).astype(np.uint64)
         medium_ok = (db > 0) & (2 * db < widths)
         self.medium_limit = np.where(medium_ok, np.int64(1) << (2 * db), 0).astype(np.uint64)
-        self.full_cost = np.where(db > 0, 2 + widths, widths)
+        large_ok = (db > 0) & (3 * db < widths)
+        self.large_limit = np.where(large_ok, np.int64(1) << (3 * db), 0).astype(np.uint64)
+        self.full_cost = np.where(db > 0, 3 + widths, widths)
         self.small_gain = 1 + db - self.full_cost
         self.medium_gain = 2 + 2 * db - self.full_cost
-        self.tier_bits = np.stack([widths, db, 2 * db])  # payload bits by tier (full/small/medium)
+        self.large_gain = 3 + 3 * db - self.full_cost
+        self.tier_bits = np.stack([widths, db, 2 * db, 3 * db])  # payload bits by tier
 
     def fit(self, clients: int) -> None:
         """Grow the arrays to the table's row capacity and ``clients`` client slots."""
@@ -361,9 +363,10 @@ def _read_gap(reader: BitReader) -> int:
 
 
 def _read_tier(reader: BitReader) -> int:
-    if not reader.serialize_bits(0, 1):
-        return _SMALL
-    return _FULL if reader.serialize_bits(0, 1) else _MEDIUM
+    for tier in (1, 2, 3):
+        if not reader.serialize_bits(0, 1):
+            return tier
+    return _FULL
 
 
 def _expand(starts: IntArray, lens: IntArray) -> IntArray:
@@ -733,9 +736,15 @@ class SnapshotEngine:
         zig = _zigzag(diff)
         is_small = zig < state.small_limit
         is_medium = ~is_small & (zig < state.medium_limit)
-        tier = is_small.view(np.int8) + 2 * is_medium.view(np.int8)
+        is_large = ~is_small & ~is_medium & (zig < state.large_limit)
+        tier = is_small.view(np.int8) + 2 * is_medium.view(np.int8) + 3 * is_large.view(np.int8)
         col_changed = field_changed[:, schema.column_field]
-        col_bits = state.full_cost + is_small * state.small_gain + is_medium * state.medium_gain
+        col_bits = (
+            state.full_cost
+            + is_small * state.small_gain
+            + is_medium * state.medium_gain
+            + is_large * state.large_gain
+        )
         delta = field_changed.shape[1] + (col_bits * col_changed).sum(axis=1)
         bits = ID_ESTIMATE_BITS + 1 + np.where(has_base, 1 + delta, int(widths.sum()))
         weight = np.where(
