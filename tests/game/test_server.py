@@ -17,6 +17,7 @@ from lagless.game import (
     ConnectionEstablished,
     GameClient,
     GameConfig,
+    GameServer,
     Hit,
     KillDecided,
     Killed,
@@ -26,9 +27,16 @@ from lagless.game import (
     ShotJudged,
 )
 from lagless.game.geometry import ConvexPolygon
-from lagless.netsim import LinkConfig
+from lagless.io.sim import SimEndpoint
+from lagless.netsim import LinkConfig, Network, Scheduler
 from lagless.replication import EventReceived, ObjectDestroyed
 from lagless.testing import check_sans_io
+from lagless.transport import (
+    NetcodeClientConfig,
+    NetcodeServerConfig,
+    generate_connect_token,
+    mark_user_data,
+)
 
 from .helpers import PORT, PROTOCOL_ID, SERVER, SimMatch
 
@@ -344,3 +352,50 @@ def test_an_earlier_kill_arriving_later_undoes_the_victims_own_kill() -> None:
     assert b_av.dead
     assert not c_av.dead
     assert c.obj.is_connected
+
+
+def test_secure_connect_with_a_token_and_close() -> None:
+    key = bytes(range(32))
+    scheduler = Scheduler(start=50.0)
+    network = Network(scheduler, seed=1, default_link=LINK)
+    network.add_host(SERVER)
+    network.add_host("10.0.1.1")
+    game = GameServer(
+        NetcodeServerConfig(
+            protocol_id=PROTOCOL_ID, private_key=key, public_address=(SERVER, PORT)
+        ),
+        _open_level(),
+        rng=random.Random(1),
+        random_bytes=random.Random(2).randbytes,
+    )
+    game.listen()
+    server_events: list[object] = []
+    SimEndpoint(game, network.host(SERVER), PORT, on_event=server_events.append)
+    events: list[object] = []
+    client = SimEndpoint(
+        GameClient(PROTOCOL_ID, rng=random.Random(3), netcode=NetcodeClientConfig()),
+        network.host("10.0.1.1"),
+        on_event=events.append,
+    )
+    token = generate_connect_token(
+        public_addresses=[(SERVER, PORT)],
+        protocol_id=PROTOCOL_ID,
+        expire_seconds=30,
+        timeout_seconds=5,
+        client_id=77,
+        user_data=mark_user_data(b"zoe"),
+        private_key=key,
+        now_unix=int(scheduler.now),
+        random_bytes=random.Random(4).randbytes,
+    )
+    now = scheduler.now
+    client.poke(lambda c: c.connect_token(token, now))
+    scheduler.run(until=scheduler.now + 1.0)
+    assert client.obj.is_connected
+    assert [(c.client_id, c.name) for c in game.clients] == [(77, "zoe")]
+    game.close(scheduler.now)
+    scheduler.run(until=scheduler.now + 1.0)
+    assert not game.is_listening
+    assert game.clients == []
+    assert _of(events, ConnectionEnded) == [ConnectionEnded("server_disconnected", None)]
+    assert [e.reason for e in _of(server_events, PlayerLeft)] == ["server_disconnected"]
