@@ -36,6 +36,8 @@ LAYERS = (
     "interest",
     "gossip",
     "replication",
+    "physics",
+    "game",
     "lab",
     "testing",
 )
@@ -52,6 +54,8 @@ KNOWN = (
     ("interest", "VfcPolicy"),
     ("gossip", "GossipPeer"),
     ("replication", "SnapshotEngine"),
+    ("physics", "PhysicsServer"),
+    ("game", "GameServer"),
     ("lab", "ExperimentSpec"),
     ("testing", "check_sans_io"),
 )
@@ -204,7 +208,12 @@ def test_build_stops_on_sigterm_with_its_child(tmp_path: Path) -> None:
         text=True,
     )
     try:
-        time.sleep(2.0)  # mkdocs is loading the sources (a build takes 10 s or more)
+        children = Path(f"/proc/{build.pid}/task/{build.pid}/children")
+        deadline = time.monotonic() + 60.0
+        while not children.read_text().strip():  # until mkdocs has started (Linux /proc)
+            assert time.monotonic() < deadline, "lagless docs started no mkdocs process"
+            assert build.poll() is None, build.stderr.read() if build.stderr else ""
+            time.sleep(0.05)
         build.send_signal(signal.SIGTERM)
         assert build.wait(timeout=2) == 143
         time.sleep(0.5)  # the child's exit is being reaped

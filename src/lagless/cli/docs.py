@@ -103,10 +103,9 @@ def build_site(config: Path, out: Path, *, strict: bool = False) -> Path:
     command += ["--site-dir", str(out)]
     if strict:
         command.append("--strict")
-    with subprocess.Popen(command) as child:
+    with interruptible(), subprocess.Popen(command) as child:
         try:
-            with interruptible():
-                status = child.wait()
+            status = child.wait()
         except Interrupted:
             child.terminate()  # a SIGTERM reaches this process only, not its child
             raise
