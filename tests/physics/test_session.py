@@ -7,11 +7,12 @@ import time
 
 import pytest
 
-from lagless.errors import LocalProtocolError
+from lagless.errors import ConfigError, LocalProtocolError
 from lagless.io import PollEndpoint, SimEndpoint
 from lagless.netsim import Network, Scheduler
 from lagless.physics import (
     CarJoined,
+    CarLeft,
     ClientConfig,
     InputEvent,
     InputRecording,
@@ -214,3 +215,32 @@ def test_real_udp_on_loopback() -> None:
     assert client.snapshots >= 30
     assert server.inputs_applied == 1
     assert shown[0].x > 0.1
+
+
+def test_a_client_leaving_never_stops_the_others() -> None:
+    sim = Sim(PhysicsParams())
+    stay, leave = make_client(PhysicsParams()), make_client(PhysicsParams())
+    sim.add(stay)
+    sim.run(0.3)
+    leaving = sim.add(leave)
+    sim.run(1.0)
+    assert sim.server.cars == {1: 0, 2: 1}
+    assert set(stay.display(sim.scheduler.now)) == {0, 1}
+    leaving.poke(lambda c: c.transport.disconnect())
+    leaving.close()
+    before = stay.snapshots
+    sim.run(2.0)
+    assert sim.server.cars == {1: 0}
+    assert sim.server_events[-1] == CarLeft(2, 1)
+    assert sim.server.world.car_ids == [0]
+    assert stay.snapshots - before == pytest.approx(20, abs=1)  # the match goes on at 20 Hz
+    assert set(stay.display(sim.scheduler.now)) == {0, 1}  # the gone car's view holds
+
+
+def test_client_config_validation() -> None:
+    with pytest.raises(ConfigError, match="tick_rate"):
+        ClientConfig(tick_rate=0.0)
+    with pytest.raises(ConfigError, match="log_rate"):
+        ServerConfig(log_rate=-1.0)
+    with pytest.raises(ConfigError, match="snapshot_rate must be <= tick_rate"):
+        ServerConfig(tick_rate=10.0, snapshot_rate=20.0)

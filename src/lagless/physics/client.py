@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from lagless._types import Address
-from lagless.errors import LocalProtocolError
+from lagless.errors import ConfigError, LocalProtocolError
 from lagless.physics.car import CarState, Keys, Wall
 from lagless.physics.codec import (
     InputEvent,
@@ -69,6 +69,13 @@ class ClientConfig:
     """Path-log rows per car per second, Hz; 0 = no log."""
     predict: bool = False
     """Predict the own car (spec 004 §7.2)."""
+
+    def __post_init__(self) -> None:
+        """Validate; raise ``ConfigError`` naming the field."""
+        if not (math.isfinite(self.tick_rate) and 0.0 < self.tick_rate <= 1000.0):
+            raise ConfigError(f"tick_rate must be in (0, 1000] Hz, got {self.tick_rate!r}")
+        if not (math.isfinite(self.log_rate) and 0.0 <= self.log_rate <= 1000.0):
+            raise ConfigError(f"log_rate must be in [0, 1000] Hz, got {self.log_rate!r}")
 
 
 @dataclass(frozen=True, slots=True)
