@@ -45,7 +45,7 @@ def make_server(params: PhysicsParams, address: tuple[str, int], start: float) -
             random_bytes=random.Random(1).randbytes,
         ),
         params=params,
-        config=ServerConfig(),
+        config=ServerConfig(log_rate=50.0),
         rng=random.Random(2),
         start=start,
     )
@@ -57,7 +57,7 @@ def make_client(
     return PhysicsClient(
         transport=Client(config=NetcodeClientConfig(insecure=True)),
         params=params,
-        config=ClientConfig(predict=predict),
+        config=ClientConfig(predict=predict, log_rate=50.0),
         rng=random.Random(3),
         replay=replay,
     )
@@ -244,3 +244,26 @@ def test_client_config_validation() -> None:
         ServerConfig(log_rate=-1.0)
     with pytest.raises(ConfigError, match="snapshot_rate must be <= tick_rate"):
         ServerConfig(tick_rate=10.0, snapshot_rate=20.0)
+
+
+def test_no_log_by_default() -> None:
+    server = PhysicsServer(
+        transport=Server(
+            config=NetcodeServerConfig(
+                protocol_id=PROTOCOL, public_address=("server", 9000), insecure=True
+            ),
+            random_bytes=random.Random(1).randbytes,
+        ),
+        params=PhysicsParams(),
+        config=ServerConfig(),
+        rng=random.Random(2),
+        start=0.0,
+    )
+    sim = Sim(PhysicsParams())
+    sim.server = server
+    network = Network(Scheduler(start=0.0), seed=1)
+    SimEndpoint(server, network.add_host("s"), 9000)
+    network.scheduler.run(until=1.0)
+    assert server.world.time == pytest.approx(1.0)
+    assert server.path_log.samples == []
+    assert ClientConfig().log_rate == 0.0

@@ -65,8 +65,9 @@ class ClientConfig:
     """The server's walls (for prediction)."""
     snapshot_format: SnapshotFormat = field(default_factory=SnapshotFormat)
     """The server's snapshot ranges."""
-    log_rate: float = 50.0
-    """Path-log rows per car per second, Hz; 0 = no log."""
+    log_rate: float = 0.0
+    """Path-log rows per car per second, Hz; 0 = no log (a game), 50 for spec 004 §5.3.2's
+    test runs (the log grows without bound while it runs)."""
     predict: bool = False
     """Predict the own car (spec 004 §7.2)."""
 

@@ -66,8 +66,9 @@ class ServerConfig:
     """Physics steps per second, Hz."""
     snapshot_rate: float = 20.0
     """Snapshots per second, Hz (spec 004 §5.1.1: 20)."""
-    log_rate: float = 50.0
-    """Path-log rows per car per second, Hz (spec 004 §5.3.2: 50); 0 = no log."""
+    log_rate: float = 0.0
+    """Path-log rows per car per second, Hz; 0 = no log (a game server), 50 for spec 004
+    §5.3.2's test runs (the log grows without bound while it runs)."""
     walls: tuple[Wall, ...] = ()
     """Static walls."""
     spawns: tuple[CarState, ...] = ()

@@ -205,7 +205,9 @@ def run_session(
         client = PhysicsClient(
             transport=Client(config=NetcodeClientConfig(insecure=True)),
             params=params,
-            config=ClientConfig(walls=server_config.walls, predict=driver.predict),
+            config=ClientConfig(
+                walls=server_config.walls, predict=driver.predict, log_rate=LOG_RATE
+            ),
             rng=random.Random(rng.random()),
             replay=driver.recording,
         )
@@ -444,11 +446,12 @@ def _prediction_row(result: SessionResult, since: float, impact: float | None = 
 
 
 _WALL_SCENARIO: Final = (
-    ServerConfig(walls=(Wall(45.0, -40.0, 45.0, 40.0),)),
+    ServerConfig(walls=(Wall(45.0, -40.0, 45.0, 40.0),), log_rate=LOG_RATE),
     ((0.0, Keys.UP), (5.0, Keys.DOWN), (6.5, Keys.UP | Keys.LEFT)),
 )
 _CARS_SCENARIO: Final = ServerConfig(
     spawns=(CarState(), CarState(x=90.0, heading=math.pi)),
+    log_rate=LOG_RATE,
 )
 
 
@@ -511,7 +514,7 @@ def physics_car_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValu
                 duration=duration,
                 seed=ctx.seed_for(f"physics.{profile}"),
                 link=LinkConfig(),
-                server_config=ServerConfig(),
+                server_config=ServerConfig(log_rate=LOG_RATE),
             )
         since = result.start + warmup
         head: Row = {"profile": profile, "rtt_ms": round(result.rtt[0] * 1000.0, 3)}
@@ -571,7 +574,7 @@ def physics_car_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValu
             duration=duration,
             seed=ctx.seed_for(f"physics.loss.{loss}"),
             link=LinkConfig(loss=loss),
-            server_config=ServerConfig(),
+            server_config=ServerConfig(log_rate=LOG_RATE),
         )
         since = result.start + warmup
         for name in [*views, "predicted"]:
