@@ -369,6 +369,33 @@ def _read_tier(reader: BitReader) -> int:
     return _FULL
 
 
+def _combine(v: npt.NDArray[np.uint64], w: IntArray) -> tuple[npt.NDArray[np.uint64], IntArray]:
+    """Concatenate each row's items (LSB first) into 64-bit words and their widths.
+
+    Row ``r``'s bits are the items of ``v[r]`` in ``w[r]`` bits each, in order (zero-width items
+    add nothing); word ``j`` holds bits ``64 j .. 64 j + 63`` and has width
+    ``clip(total - 64 j, 0, 64)``. Packing the words gives the same bits as packing the items.
+    """
+    n, k = v.shape
+    ends = np.cumsum(w, axis=1)
+    total = ends[:, -1] if k else np.zeros(n, dtype=np.int64)
+    m = max(1, int((int(total.max(initial=0)) + 63) // 64))
+    words = np.zeros((n, m + 1), dtype=np.uint64)
+    rows = np.arange(n)
+    for col in range(k):
+        width = w[:, col]
+        start = ends[:, col] - width
+        value = np.where(width > 0, v[:, col], np.uint64(0))
+        word = start >> 6
+        shift = (start & 63).astype(np.uint64)
+        words[rows, word] |= value << shift
+        spill = np.flatnonzero((start & 63) + width > 64)
+        if spill.size:
+            words[spill, word[spill] + 1] |= value[spill] >> (np.uint64(64) - shift[spill])
+    word_bits = np.clip(total[:, None] - 64 * np.arange(m)[None, :], 0, 64)
+    return words[:, :m], word_bits
+
+
 def _expand(starts: IntArray, lens: IntArray) -> IntArray:
     """Concatenate the index ranges ``[starts[i], starts[i] + lens[i])``."""
     total = int(lens.sum())
@@ -802,7 +829,10 @@ class SnapshotEngine:
         r_slot = np.concatenate([c.slots for c in chosen])
         r_id = np.concatenate([c.state.table.ids[c.rows] for c in chosen])
         r_age = np.concatenate([c.age for c in chosen])
-        order = np.lexsort((r_id, r_slot))
+        in_order = len(chosen) == 1 and bool(
+            ((np.diff(r_id) > 0) | (np.diff(r_slot) > 0)).all()
+        )  # one class whose rows follow its IDs: already sorted (np.nonzero is row-major)
+        order = np.arange(r_id.size) if in_order else np.lexsort((r_id, r_slot))
         s_slot, s_id = r_slot[order], r_id[order]
         new_msg = np.concatenate(([True], s_slot[1:] != s_slot[:-1]))
         gap_sorted = s_id - np.where(new_msg, 0, np.concatenate(([0], s_id[:-1])))
@@ -827,11 +857,12 @@ class SnapshotEngine:
         for c in chosen:
             v, w = c.items(gap[at : at + c.slots.size], common[c.slots])
             at += c.slots.size
-            present = w > 0  # zero-width items (absent fields) are dropped here
+            words, word_bits = _combine(v, w)  # each record as a few 64-bit words
+            present = word_bits > 0
             per_record = present.sum(axis=1)
-            flat_v = v[present]
+            flat_v = words[present]
             vals.append(flat_v)
-            wids.append(w[present])
+            wids.append(word_bits[present])
             starts.append(offset + np.cumsum(per_record) - per_record)
             lens.append(per_record)
             rbits.append(w.sum(axis=1))
