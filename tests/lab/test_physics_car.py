@@ -77,6 +77,10 @@ def test_prediction_loss_and_collisions(result: Result) -> None:
     predicted = _row(result, "l80j40", "predicted")
     assert predicted["lag_ms"] <= 0.0  # never behind the server's car
     assert predicted["correction_m_avg"] < 0.1
+    assert predicted["input_to_display_ms"] == 0.0
+    combined = _row(result, "l80j40", "dr-a+rtt0.15")
+    assert 60.0 <= combined["input_delay_ms"] <= 110.0  # the uplink receive delay
+    assert combined["input_to_display_ms"] == combined["input_delay_ms"] + combined["lag_ms"]
     losses = {r["loss"] for r in result.tables["loss"]}
     assert losses == {0.05, 0.2}
     snap = {r["loss"]: r["deviation_a_m"] for r in result.tables["loss"] if r["config"] == "snap"}

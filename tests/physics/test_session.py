@@ -267,3 +267,17 @@ def test_no_log_by_default() -> None:
     assert server.world.time == pytest.approx(1.0)
     assert server.path_log.samples == []
     assert ClientConfig().log_rate == 0.0
+
+
+def test_input_delay_is_the_uplink_latency() -> None:
+    sim = Sim(L80)
+    recording = InputRecording(events=tuple((0.2 * k, Keys(1 + k % 2)) for k in range(20)))
+    client = make_client(L80, replay=recording)
+    sim.add(client)
+    sim.run(6.0)
+    assert sim.server.inputs_applied == 20
+    assert sim.server.inputs_timed == 20  # the replay waited for the clock: every stamp is valid
+    delay = sim.server.input_delay_mean
+    assert delay is not None
+    assert 0.06 <= delay <= 0.11  # receive delay uniform in [60, 100] ms, plus a tick at most
+    assert sim.server.input_delay_max <= 0.12

@@ -15,7 +15,8 @@ Decisions:
       the ten configurations of spec 004 §6.0 on one run, and a game can switch the display
       model live. View ``"main"`` comes from the parameter file.
     * Keys set before the server's ``Welcome`` are sent once it arrives; a replay
-      (``readUserControls``) starts at the ``Welcome`` and disables ``set_keys``.
+      (``readUserControls``) starts once the client is welcomed and its clock synchronised (so
+      every input event carries a valid server time), and disables ``set_keys``.
     * The 50-Hz log instants are server times ``k / log_rate``; the client samples at the local
       time its synchronised clock maps to each instant (each instant at most once), so server and
       client logs pair row by row (§5.3.2 "at the same moment").
@@ -259,6 +260,10 @@ class PhysicsClient:
             if isinstance(event, MessageReceived):
                 self._on_message(event.channel, event.payload, now)
             event = self.transport.next_event()
+        replay = self._replay
+        waiting = replay is not None and self._player is None and self.car_id is not None
+        if replay is not None and waiting and self.transport.synchronized:
+            self._player = InputPlayer(replay, now)
 
     def _on_message(self, channel: int, payload: bytes, now: float) -> None:
         try:
@@ -284,9 +289,7 @@ class PhysicsClient:
                 correction_time=self.params.dead_reckoning_interpolation_time,
             )
             self.path_logs["predicted"] = PathLog()
-        if self._replay is not None:
-            self._player = InputPlayer(self._replay, now)
-        elif self.params.write_user_controls:
+        if self._replay is None and self.params.write_user_controls:
             self._recorder = InputRecorder(now)
         self._events.append(Welcomed(car_id))
         self._flush_keys(now)

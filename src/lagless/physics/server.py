@@ -17,6 +17,10 @@ Decisions:
     * Log rows are at server times ``k / log_rate`` (a grid the client shares), interpolated
       linearly between the two ticks around them (heading on the shorter arc).
     * Car ids are the lowest free id; a client beyond ``MAX_CARS`` cars is disconnected.
+    * An input's delay is measured against the time the client stamped on it (its estimate of
+      server time at the key change), so it includes the client's clock error; a delay outside
+      [0, ``MAX_INPUT_DELAY``] (a stamp from before the client's clock was synchronised) is left
+      out of the statistics.
     * A message that does not decode, is not an input event or comes on another channel than
       ``RELIABLE`` is counted in ``dropped_messages`` and ignored; it never raises.
 """
@@ -55,7 +59,9 @@ from lagless.transport import (
 )
 from lagless.wire import DecodeError
 
-__all__ = ["CarJoined", "CarLeft", "PhysicsServer", "ServerConfig"]
+__all__ = ["MAX_INPUT_DELAY", "CarJoined", "CarLeft", "PhysicsServer", "ServerConfig"]
+
+MAX_INPUT_DELAY = 10.0  # s: input delays beyond this come from unsynchronised stamps
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,6 +153,13 @@ class PhysicsServer:
         """Messages from clients that were not valid input events (counted, ignored)."""
         self.inputs_applied = 0
         """Input events applied."""
+        self.inputs_timed = 0
+        """Applied input events whose time stamp was plausible (see ``MAX_INPUT_DELAY``)."""
+        self.input_delay_total = 0.0
+        """Sum over applied input events of (server time applied - the event's ``t``), s: the
+        input lag of a client without prediction (spec 004 §7.1.1 problem 1) before rendering."""
+        self.input_delay_max = 0.0
+        """Largest such delay, s."""
         self.snapshots_sent = 0
         """Snapshots broadcast."""
 
@@ -224,12 +237,17 @@ class PhysicsServer:
                         self._seq.pop(car_id, None)
                         self._events.append(CarLeft(cid, car_id))
                 case MessageReceived(connection_id=cid, channel=channel, payload=payload):
-                    self._on_message(cid, channel, payload)
+                    self._on_message(cid, channel, payload, now)
                 case _:
                     pass
             event = self.transport.next_event()
 
-    def _on_message(self, cid: int, channel: int, payload: bytes) -> None:
+    @property
+    def input_delay_mean(self) -> float | None:
+        """Mean delay (s) from a key change at the client to its application here, or ``None``."""
+        return self.input_delay_total / self.inputs_timed if self.inputs_timed else None
+
+    def _on_message(self, cid: int, channel: int, payload: bytes, now: float) -> None:
         car_id = self._cars.get(cid)
         try:
             message = decode_message(payload, self.config.snapshot_format)
@@ -241,6 +259,11 @@ class PhysicsServer:
         self.world.set_keys(car_id, message.keys)
         self._seq[car_id] = message.seq
         self.inputs_applied += 1
+        delay = now - message.t
+        if 0.0 <= delay <= MAX_INPUT_DELAY:
+            self.inputs_timed += 1
+            self.input_delay_total += delay
+            self.input_delay_max = max(self.input_delay_max, delay)
 
     def _step(self) -> None:
         before = self.world.states() if self.config.log_rate else {}

@@ -31,6 +31,9 @@ Decisions (spec 004 §8.2 "record your choice"):
       impact are reported separately (``impact_error_m_max``).
     * Prediction (§7.2): the driving client also predicts its own car (``ClientConfig.predict``);
       row ``predicted`` compares it with the server's path like the views, plus the corrections.
+    * ``input_to_display_ms`` of the own car (spec 004 §7.1.1 problem 1): the server's mean
+      input delay (key change to application, ``PhysicsServer.input_delay_mean``) plus the view's
+      ``lag_ms``; 0 for ``predicted``, whose keys act on the local physics at once.
     * "As smooth as delay200" means DeviationB ≤ the ``delay200`` value of the same run.
 """
 
@@ -154,6 +157,8 @@ class SessionResult:
     """Server time of the start, s."""
     payload_bytes: int
     """UDP payload bytes the server host sent."""
+    input_delay: float | None
+    """Mean time from a key change at a client to its application on the server, s."""
 
 
 def run_session(
@@ -231,6 +236,7 @@ def run_session(
         rtt=tuple(c.transport.connection_statistics().rtt for c in clients),
         start=start,
         payload_bytes=network.stats("server").payload_bytes_sent,
+        input_delay=server.input_delay_mean,
     )
 
 
@@ -517,12 +523,25 @@ def physics_car_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValu
                 server_config=ServerConfig(log_rate=LOG_RATE),
             )
         since = result.start + warmup
-        head: Row = {"profile": profile, "rtt_ms": round(result.rtt[0] * 1000.0, 3)}
+        delay = result.input_delay
+        head: Row = {
+            "profile": profile,
+            "rtt_ms": round(result.rtt[0] * 1000.0, 3),
+            "input_delay_ms": None if delay is None else round(delay * 1000.0, 3),
+        }
         for name in views:
             row = head | {"config": name, "test": tests[name]}
             row |= _metrics(result.server, result.clients[0][name], 0, since)
+            lag = row["lag_ms"]
+            row["input_to_display_ms"] = (
+                None
+                if delay is None or not isinstance(lag, float)
+                else round(delay * 1000.0 + lag, 3)
+            )
             rows.append(row)
-        rows.append(head | {"test": None} | _prediction_row(result, since))
+        predicted = head | {"test": None} | _prediction_row(result, since)
+        predicted["input_to_display_ms"] = 0.0  # the key acts on the local car at once
+        rows.append(predicted)
         ctx.add_metric(f"{profile}_server_payload_bytes", result.payload_bytes)
         if profile == "l80j40":
             logs = result.clients[0]
