@@ -23,7 +23,7 @@ RUN_SECONDS: Final[Mapping[str, tuple[float, float | None]]] = {
     "gossip/join": (4.5, None),
     "gossip/loss": (2.8, 103.4),
     "gossip/selection": (1.6, 2.8),
-    "gossip/upload": (5.0, None),
+    "gossip/upload": (5.0, 129.5),
     "netsim/profiles": (1.6, 7.6),
     "realtime/adaptive": (2.7, None),
     "realtime/arcade": (3.1, 32.9),
@@ -36,7 +36,7 @@ RUN_SECONDS: Final[Mapping[str, tuple[float, float | None]]] = {
     "vfc/delta": (4.9, None),
     "vfc/encoding": (2.7, 20.9),
     "vfc/maps": (2.0, None),
-    "vfc/players": (2.9, None),
+    "vfc/players": (2.9, 220.6),
     "vfc/views": (3.4, 98.9),
 }
 """Experiment id -> (seconds of a ``--quick`` run, seconds of a full run or None past the cap)."""
