@@ -20,6 +20,8 @@ Decisions:
     * The 50-Hz log instants are server times ``k / log_rate``; the client samples at the local
       time its synchronised clock maps to each instant (each instant at most once), so server and
       client logs pair row by row (§5.3.2 "at the same moment").
+    * A car missing from the newest snapshot so far has left: its views are dropped (an older,
+      reordered snapshot drops nothing).
     * The ``k x RTT`` delay uses the transport's smoothed RTT, read at every snapshot.
     * Malformed server messages are counted in ``dropped_messages`` and ignored.
 """
@@ -134,6 +136,7 @@ class PhysicsClient:
         """Server messages that did not decode or made no sense (counted, ignored)."""
         self.snapshots = 0
         """Snapshots applied."""
+        self._newest_snapshot = -math.inf  # server time of the newest snapshot, s
 
     # -- application verbs ----------------------------------------------------------------------
 
@@ -297,8 +300,13 @@ class PhysicsClient:
     def _snapshot(self, snapshot: Snapshot, now: float) -> None:
         server_now = self.transport.server_time(now)
         rtt = self.transport.connection_statistics().rtt
+        newest = snapshot.t > self._newest_snapshot
+        self._newest_snapshot = max(self._newest_snapshot, snapshot.t)
+        present = {car.car_id for car in snapshot.cars}
         for name, views in self._views.items():
             config = self._view_configs[name]
+            for gone in views.keys() - present if newest else ():
+                del views[gone]
             for car in snapshot.cars:
                 view = views.get(car.car_id)
                 if view is None:
