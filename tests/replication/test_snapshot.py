@@ -19,6 +19,8 @@ from lagless.replication.snapshot import (
 )
 from lagless.wire import BitWriter, DecodeError
 
+from .helpers import Gadget, Kind, Station
+
 
 class Mover(NetworkObject):
     pos = Vec2Field(-500.0, 500.0, 0.01)
@@ -250,3 +252,47 @@ def test_sequence_numbers_wrap() -> None:
     assert pair.reader.missing_baselines == 0
     assert pair.engine._clients[1].seq > 65_536
     assert pair.engine.record_bits / pair.engine.records_sent < 40  # deltas across the wrap
+
+
+def test_every_field_type_replicates_through_snapshots() -> None:
+    server, client = World([Gadget, Station]), World([Gadget, Station])
+    engine, reader = SnapshotEngine(server), SnapshotReader(client)
+    engine.add_client(1)
+    station = server.spawn(Station, name="s")
+    gadget = server.spawn(Gadget)
+    assert isinstance(gadget, Gadget)
+    for obj in server.changes().spawned:
+        engine.object_added(obj)
+    rng = np.random.default_rng(5)
+    for step in range(30):
+        gadget.flag = bool(step % 2)
+        gadget.kind = list(Kind)[step % 3]
+        gadget.level = int(rng.integers(-5, 1001))
+        gadget.ratio = float(rng.uniform(0, 1))
+        gadget.angle = float(rng.uniform(-10, 10))
+        gadget.v2 = tuple(rng.uniform(-10, 10, 2))
+        gadget.v3 = tuple(rng.uniform(-10, 10, 3))
+        gadget.rot = tuple(rng.normal(size=4))
+        gadget.other = station if step % 3 else None
+        out = engine.tick(0.05 * step).get(1)
+        for _, obj in engine.announcements_due():
+            engine.mark_announced(1, obj, delivered=True)
+            client.spawn(type(obj), ident=obj.id, role=Role.PROXY)
+        if out is not None:
+            reader.read(out)
+            ack = reader.ack()
+            assert ack is not None
+            engine.on_ack(1, *decode_ack(ack))
+        copy = client.find(gadget.id)
+        if step < 2 or copy is None:
+            continue
+        assert isinstance(copy, Gadget)
+        assert (copy.flag, copy.kind, copy.level) == (gadget.flag, gadget.kind, gadget.level)
+        assert copy.ratio == pytest.approx(gadget.ratio, abs=0.0005)
+        assert copy.angle == pytest.approx(gadget.angle % (2 * np.pi), abs=np.pi / 1024)
+        assert copy.v2 == pytest.approx(gadget.v2, abs=0.005)
+        assert copy.v3 == pytest.approx(gadget.v3, abs=0.005)
+        q = np.array(gadget.rot) / np.linalg.norm(gadget.rot)
+        r = np.array(copy.rot)
+        assert min(np.abs(q - r).max(), np.abs(q + r).max()) < 0.005  # q and -q: one rotation
+        assert copy.other.id == (station.id if step % 3 else -1)
