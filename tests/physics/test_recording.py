@@ -10,6 +10,9 @@ import pytest
 from lagless.errors import ConfigError, LocalProtocolError
 from lagless.physics import (
     CarParams,
+    CarState,
+    CarWorld,
+    CourseBot,
     InputPlayer,
     InputRecorder,
     InputRecording,
@@ -110,3 +113,20 @@ def test_user_controls_files(tmp_path: Path) -> None:
     missing = PhysicsParams(user_controls_file=str(tmp_path / "no.csv"), read_user_controls=True)
     with pytest.raises(ConfigError, match="cannot read the user controls"):
         read_user_controls(missing)
+
+
+def test_course_bot_drives_to_its_waypoints() -> None:
+    bot = CourseBot(random.Random(3), CarState())
+    world = CarWorld(CarParams())
+    world.add_car(0, CarState())
+    first = bot.waypoint
+    reached = 0
+    for n in range(3000):
+        if n % 5 == 0:
+            world.set_keys(0, bot.keys(world.state(0)))
+            if bot.waypoint != first:
+                reached += 1
+                first = bot.waypoint
+        world.step(0.01)
+    assert reached >= 2  # 30 s at about 20 m/s: several 60-140-m legs
+    assert 16.0 <= bot.target_speed <= 26.0

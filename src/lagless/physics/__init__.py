@@ -30,6 +30,8 @@ from lagless.physics.codec import SnapshotFormat as SnapshotFormat
 from lagless.physics.codec import Welcome as Welcome
 from lagless.physics.codec import decode_message as decode_message
 from lagless.physics.codec import encode_message as encode_message
+from lagless.physics.driver import CourseBot as CourseBot
+from lagless.physics.driver import drive_course as drive_course
 from lagless.physics.latency import ReceiveDelay as ReceiveDelay
 from lagless.physics.params import CarParams as CarParams
 from lagless.physics.params import PhysicsParams as PhysicsParams
@@ -62,6 +64,7 @@ __all__ = [
     "CarView",
     "CarWorld",
     "ClientConfig",
+    "CourseBot",
     "InputEvent",
     "InputPlayer",
     "InputRecorder",
@@ -82,6 +85,7 @@ __all__ = [
     "Welcome",
     "Welcomed",
     "decode_message",
+    "drive_course",
     "encode_message",
     "load_params",
     "parse_params",

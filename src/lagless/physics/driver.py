@@ -4,7 +4,8 @@ Implements the "one earlier sample drive" of spec 004 §5.3.1 and §8.2 ("about 
 driving with turns and direction changes"): a bot drives the pymunk car locally (``CarWorld``,
 the server's own code) through random waypoints with the four keys, deciding every
 ``reaction_time``, and every key change is recorded into an ``InputRecording`` that clients then
-replay over the network.
+replay over the network. ``CourseBot`` alone makes one decision per call, for bots that drive
+live (a game's bot clients).
 
 Decisions:
     * The course: each waypoint lies 60-140 m from the previous one, turned by up to ±100° from
@@ -26,12 +27,60 @@ from lagless.physics.car import CarState, CarWorld, Keys
 from lagless.physics.params import CarParams
 from lagless.physics.recording import InputRecorder, InputRecording
 
-__all__ = ["drive_course"]
+__all__ = ["CourseBot", "drive_course"]
 
 _REACHED = 15.0  # m
 _DEAD_BAND = 0.06  # rad
 _SHARP = 0.6  # rad: above this heading error the bot slows down
 _SHARP_SPEED = 12.0  # m/s
+
+
+class CourseBot:
+    """A bot that drives through random waypoints with the four keys (one decision per call).
+
+    Args:
+        rng: The only source of randomness (waypoints and leg speeds).
+        start: Where the car starts (the first leg points along its heading).
+    """
+
+    def __init__(self, rng: random.Random, start: CarState) -> None:
+        """Draw the first waypoint."""
+        self._rng = rng
+        self._leg = start.heading
+        self.waypoint = (start.x, start.y)
+        """The waypoint being driven to, m."""
+        self.target_speed = 0.0
+        """The leg's cruising speed, m/s."""
+        self._next_waypoint()
+
+    def _next_waypoint(self) -> None:
+        rng = self._rng
+        self._leg += math.radians(rng.uniform(-100.0, 100.0))
+        distance = rng.uniform(60.0, 140.0)
+        x, y = self.waypoint
+        self.waypoint = (x + distance * math.cos(self._leg), y + distance * math.sin(self._leg))
+        self.target_speed = rng.uniform(16.0, 26.0)
+
+    def keys(self, state: CarState) -> Keys:
+        """Return the keys to hold now for the car in ``state``."""
+        wx, wy = self.waypoint
+        if math.hypot(wx - state.x, wy - state.y) < _REACHED:
+            self._next_waypoint()
+            wx, wy = self.waypoint
+        bearing = math.atan2(wy - state.y, wx - state.x)
+        error = math.remainder(bearing - state.heading, 2.0 * math.pi)
+        wanted = _SHARP_SPEED if abs(error) > _SHARP else self.target_speed
+        forward = state.vx * math.cos(state.heading) + state.vy * math.sin(state.heading)
+        keys = Keys.NONE
+        if forward < wanted - 1.0:
+            keys |= Keys.UP
+        elif forward > wanted + 2.0:
+            keys |= Keys.DOWN
+        if error > _DEAD_BAND:
+            keys |= Keys.LEFT
+        elif error < -_DEAD_BAND:
+            keys |= Keys.RIGHT
+        return keys
 
 
 def drive_course(
@@ -66,40 +115,13 @@ def drive_course(
     if not (math.isfinite(reaction_time) and dt <= reaction_time <= 1.0):
         raise ConfigError(f"reaction_time must be in [dt, 1] s, got {reaction_time!r}")
     world = CarWorld(params)
-    state = start if start is not None else CarState()
-    world.add_car(0, state)
+    world.add_car(0, start if start is not None else CarState())
+    bot = CourseBot(rng, world.state(0))
     recorder = InputRecorder(0.0)
-    leg = state.heading
-    wx, wy = state.x, state.y
-    target = 0.0
-
-    def next_waypoint() -> None:
-        nonlocal leg, wx, wy, target
-        leg += math.radians(rng.uniform(-100.0, 100.0))
-        distance = rng.uniform(60.0, 140.0)
-        wx, wy = wx + distance * math.cos(leg), wy + distance * math.sin(leg)
-        target = rng.uniform(16.0, 26.0)
-
-    next_waypoint()
-    steps = round(duration / dt)
     every = max(1, round(reaction_time / dt))
-    for n in range(steps):
+    for n in range(round(duration / dt)):
         if n % every == 0:
-            s = world.state(0)
-            if math.hypot(wx - s.x, wy - s.y) < _REACHED:
-                next_waypoint()
-            error = math.remainder(math.atan2(wy - s.y, wx - s.x) - s.heading, 2.0 * math.pi)
-            wanted = _SHARP_SPEED if abs(error) > _SHARP else target
-            forward = s.vx * math.cos(s.heading) + s.vy * math.sin(s.heading)
-            keys = Keys.NONE
-            if forward < wanted - 1.0:
-                keys |= Keys.UP
-            elif forward > wanted + 2.0:
-                keys |= Keys.DOWN
-            if error > _DEAD_BAND:
-                keys |= Keys.LEFT
-            elif error < -_DEAD_BAND:
-                keys |= Keys.RIGHT
+            keys = bot.keys(world.state(0))
             recorder.record(n * dt, keys)
             world.set_keys(0, keys)
         world.step(dt)
