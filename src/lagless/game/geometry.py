@@ -90,8 +90,15 @@ class ConvexPolygon:
         return cls([(x, y), (x + width, y), (x + width, y + height), (x, y + height)])
 
     def translated(self, dx: float, dy: float) -> ConvexPolygon:
-        """This polygon moved by ``(dx, dy)`` (m)."""
-        return ConvexPolygon(self.vertices + np.array([dx, dy]))
+        """This polygon moved by ``(dx, dy)`` (m); cheap: a translation keeps it convex, so
+        nothing is validated again."""
+        moved = object.__new__(ConvexPolygon)
+        shift = np.array([dx, dy])
+        moved.vertices = self.vertices + shift
+        moved.axes = self.axes
+        moved.offsets = self.offsets + self.axes @ shift
+        moved.box = self.box + np.array([dx, dy, dx, dy])
+        return moved
 
     @property
     def centre(self) -> tuple[float, float]:

@@ -233,6 +233,7 @@ class GameServer:
         )
         self.lagcomp = LagCompensator(self.config.lagcomp)
         self.arbiter = KillArbiter(self.config.kill_window)
+        self._shape = regular_polygon(0.0, 0.0, self.config.radius)
         self.dt = 1.0 / self.config.sim_rate
         """Simulation step (s)."""
         self.ticks = 0
@@ -406,7 +407,7 @@ class GameServer:
             candidates = np.argwhere(aabb_overlap_matrix(boxes, self.level.wall_boxes))
             for i, w in candidates.tolist():
                 wall: ConvexPolygon = self.level.walls[w]
-                contact = sat_contact(regular_polygon(pos[i, 0], pos[i, 1], r), wall)
+                contact = sat_contact(self._shape.translated(pos[i, 0], pos[i, 1]), wall)
                 if contact is not None:
                     pos[i] += np.array(contact.normal) * contact.depth
                     key = (live[i].id, -1 - w)
@@ -415,8 +416,9 @@ class GameServer:
                         self._collision(live[i], None, pos[i], vel[i], r, contact.normal, now)
             boxes = np.concatenate([pos - r, pos + r], axis=1)
         for i, j in aabb_pairs(boxes):
-            a = regular_polygon(pos[i, 0], pos[i, 1], r)
-            contact = sat_contact(a, regular_polygon(pos[j, 0], pos[j, 1], r))
+            shape = self._shape
+            a = shape.translated(pos[i, 0], pos[i, 1])
+            contact = sat_contact(a, shape.translated(pos[j, 0], pos[j, 1]))
             if contact is None:
                 continue
             push = np.array(contact.normal) * (contact.depth / 2.0)
