@@ -74,14 +74,14 @@ def run_server() -> dict[str, Any]:
             if t >= 1.0 and not fired:
                 server.send_event(Fire(power=7.0, shooter=ship), Target.everyone(), endpoint.now())
                 fired = True
-            if t >= 1.6 and not destroyed_station:
+            if t >= 2.0 and not destroyed_station:
                 summary["ship_pos"] = list(ship.pos)
                 summary["aim"] = ship.aim
                 server.destroy(station)
                 destroyed_station = True
-            if t >= 2.2 and ship.alive:
+            if t >= 2.5 and ship.alive:
                 server.destroy(ship)
-            if t >= 2.8:
+            if t >= 3.1:
                 break
         summary["drops"] = dict(server.drops)
     return summary
