@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from lagless.game import GameClient, GameConfig, GameServer, Level, builtin_map
+from lagless.interest import InterestPolicy
 from lagless.io.sim import SimEndpoint
 from lagless.netsim import LinkConfig, Network, Scheduler
 from lagless.transport import NetcodeServerConfig
@@ -25,6 +26,7 @@ class SimMatch:
         config: GameConfig | None = None,
         level: Level | None = None,
         listen: bool = True,
+        policy: InterestPolicy | None = None,
     ) -> None:
         self.scheduler = Scheduler(start=50.0)
         self.network = Network(self.scheduler, seed=seed, default_link=link)
@@ -38,6 +40,7 @@ class SimMatch:
             rng=random.Random(seed),
             config=config,
             random_bytes=random.Random(seed + 1).randbytes,
+            policy=policy,
         )
         if listen:
             game.listen()

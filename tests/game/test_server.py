@@ -24,9 +24,11 @@ from lagless.game import (
     Level,
     PlayerLeft,
     PlayerRejected,
+    ServerAnnouncement,
     ShotJudged,
 )
 from lagless.game.geometry import ConvexPolygon
+from lagless.interest import AuraPolicy
 from lagless.io.sim import SimEndpoint
 from lagless.netsim import LinkConfig, Network, Scheduler
 from lagless.replication import EventReceived, ObjectDestroyed
@@ -399,3 +401,19 @@ def test_secure_connect_with_a_token_and_close() -> None:
     assert game.clients == []
     assert _of(events, ConnectionEnded) == [ConnectionEnded("server_disconnected", None)]
     assert [e.reason for e in _of(server_events, PlayerLeft)] == ["server_disconnected"]
+
+
+def test_announcement_reports_live_players_and_an_interest_policy_limits_replicas() -> None:
+    match = SimMatch(link=LINK, level=_open_level(), policy=AuraPolicy(radius=5.0))
+    assert match.game.announcement("lan", 40000) == ServerAnnouncement("lan", 0, 64, 40000, "level")
+    a, b = match.add_client(1), match.add_client(2)
+    match.run(1.0)
+    assert match.game.announcement("lan", 40000).players == 2
+    # the avatars spawn 20 m apart: each client knows only its own (aura of 5 m)
+    assert len(a.obj.world) == 1
+    assert len(b.obj.world) == 1
+    mover = a if a.obj.avatar is not None and a.obj.avatar.pos[0] < 20 else b
+    mover.poke(lambda c: c.move((1.0, 0.0), 0.0))
+    match.run(3.0)  # 18 m later they are within 5 m
+    assert len(a.obj.world) == 2
+    assert len(b.obj.world) == 2

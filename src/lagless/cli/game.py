@@ -131,12 +131,9 @@ def serve_command(
         bound = endpoint.address
         responder: BroadcastEndpoint[DiscoveryResponder] | None = None
         if discovery_port:
-            announce = ServerAnnouncement(name, 0, max_players, bound[1], level.name)
 
             def current() -> ServerAnnouncement:
-                return ServerAnnouncement(
-                    announce.name, len(game.clients), max_players, bound[1], level.name
-                )
+                return game.announcement(name, bound[1])
 
             try:
                 responder = BroadcastEndpoint(

@@ -11,10 +11,11 @@ and the per-frame ``move`` that writes the owned avatar's inputs. Sans-I/O: ever
 
 Decisions: `ConnectionEstablished` is emitted when the server's welcome arrives (replication can
 start), not at the transport handshake; a datagram that starts with the discovery reply magic goes
-to the discovery client, every other one to the transport, so discovery and the game share one
-socket (open it with broadcast allowed, `lagless.io.discovery`). Replication events (announced and
-destroyed replicas, snapshots, the game's `Hit` / `Killed` / `Collision` events) pass through
-``next_event`` unchanged. The transport's lifecycle events, which the replication client consumes,
+to the discovery client, every other one to the transport (no netcode packet starts with it: its
+first byte, ``L``, would be packet type 12, and netcode has types 0-6), so discovery and the game
+share one socket (open it with broadcast allowed, `lagless.io.discovery`). Replication events
+(announced and destroyed replicas, snapshots, the game's `Hit` / `Killed` / `Collision` events)
+pass through ``next_event`` unchanged. The transport's lifecycle events, which the replication client consumes,
 are observed through a subclass of the transport `Client` (``_ObservedClient``).
 """
 

@@ -54,6 +54,7 @@ import numpy as np
 
 from lagless._types import Address
 from lagless.errors import ConfigError
+from lagless.game.discovery import ServerAnnouncement
 from lagless.game.entities import (
     DEFAULT_WEAPONS,
     GAME_CLASSES,
@@ -82,6 +83,7 @@ from lagless.game.geometry import (
     sat_contact,
 )
 from lagless.game.level import Level
+from lagless.interest import InterestPolicy
 from lagless.replication import (
     DEFAULT_KILL_WINDOW,
     ClientJoined,
@@ -204,6 +206,7 @@ class GameServer:
         random_bytes: Source of cryptographic randomness for the transport.
         classes: Extra network object classes (besides `Avatar`).
         events: Extra event classes clients may send (besides the game's).
+        policy: An interest policy for the snapshots (None: every avatar to every client).
     """
 
     def __init__(
@@ -217,6 +220,7 @@ class GameServer:
         random_bytes: Callable[[int], bytes] = os.urandom,
         classes: Iterable[type[NetworkObject]] = (),
         events: Iterable[type[NetEvent]] = (),
+        policy: InterestPolicy | None = None,
     ) -> None:
         self.config = GameConfig() if config is None else config
         self.level = level
@@ -229,6 +233,7 @@ class GameServer:
             self.transport,
             self.world,
             config=ReplicationConfig(tick_rate=self.config.snapshot_rate),
+            policy=policy,
             events=[*GAME_EVENTS, *events],
         )
         self.lagcomp = LagCompensator(self.config.lagcomp)
@@ -292,6 +297,13 @@ class GameServer:
     def clients(self) -> list[ClientInfo]:
         """The connected, accepted clients in connection order (``GetConnectedClients``)."""
         return [self._players[c] for c in sorted(self._players)]
+
+    def announcement(self, name: str, port: int) -> ServerAnnouncement:
+        """What a `DiscoveryResponder` should say about this server right now (pass it a
+        ``lambda: server.announcement(name, port)``); ``port`` is the bound game port."""
+        return ServerAnnouncement(
+            name, len(self._players), self.config.max_players, port, self.level.name
+        )
 
     def avatar_of(self, client: int) -> Avatar | None:
         """The avatar a client owns, or None."""
