@@ -324,6 +324,11 @@ def _first_impact(server: PathLog, car_id: int, since: float) -> float | None:
     return None
 
 
+def _float(cell: JSONScalar) -> float | None:
+    """A table cell as a metric value (``None`` unless it is a number)."""
+    return float(cell) if isinstance(cell, int | float) and not isinstance(cell, bool) else None
+
+
 def _number(params: Mapping[str, JSONValue], key: str) -> float:
     value = params.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
@@ -611,7 +616,7 @@ def physics_car_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValu
             cell = row[column]
             ctx.add_metric(
                 metric_name(str(row["profile"]), str(row["config"]), column),
-                float(cell) if isinstance(cell, int | float) else None,
+                _float(cell),
             )
     by = {(r["profile"], r["config"]): r for r in rows}
     a_dr = by[("l80j40", "dr-a+rtt0.15")]["deviation_a_m"]
@@ -624,7 +629,8 @@ def physics_car_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValu
     ctx.add_table("runs", rows)
     loss_rows: list[Row] = []
     latency, variance = PROFILES["l80j40"]
-    for loss in ctx.track([float(x) for x in losses], description="physics/car loss sweep"):
+    sweep = [float(x) for x in losses if isinstance(x, int | float)]
+    for loss in ctx.track(sweep, description="physics/car loss sweep"):
         result = run_session(
             params=_params(base, latency, variance),
             drivers=[Driver(recording=recording, predict=True)],
@@ -636,16 +642,16 @@ def physics_car_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValu
         )
         since = result.start + warmup
         for name in [*views, "predicted"]:
-            row: Row = {"profile": "l80j40", "loss": loss, "config": name}
+            entry: Row = {"profile": "l80j40", "loss": loss, "config": name}
             if name == "predicted":
-                row |= _prediction_row(result, since)
+                entry |= _prediction_row(result, since)
             else:
-                row |= _metrics(result.server, result.clients[0][name], 0, since)
-            loss_rows.append(row)
+                entry |= _metrics(result.server, result.clients[0][name], 0, since)
+            loss_rows.append(entry)
             if name in ("snap", "delay200", "dr-a+rtt0.15", "predicted"):
                 ctx.add_metric(
                     metric_name("loss", f"{loss:g}", name, "deviation_a_m"),
-                    row["deviation_a_m"],  # type: ignore[arg-type]
+                    _float(entry["deviation_a_m"]),
                 )
     ctx.add_table("loss", loss_rows)
 
@@ -682,8 +688,8 @@ def physics_car_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValu
         impact = _first_impact(result.server, observed, since)
         for name in ("snap", "delay200", "dr-v", "dr-a", "dr-a+rtt0.15", "predicted"):
             row = {"scenario": scenario, "observed_car": observed}
-            if name == "predicted":
-                row |= _prediction_row(result, since, impact)
+            if name == "predicted":  # the driving client's own car
+                row |= {"observed_car": 0} | _prediction_row(result, since, impact)
             else:
                 row["config"] = name
                 row |= _metrics(result.server, result.clients[0][name], observed, since, impact)
@@ -691,7 +697,7 @@ def physics_car_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValu
             collision_rows.append(row)
             ctx.add_metric(
                 metric_name(scenario, name, "impact_error_m_max"),
-                row.get("impact_error_m_max"),  # type: ignore[arg-type]
+                _float(row.get("impact_error_m_max")),
             )
     ctx.add_table("collisions", collision_rows)
     checks = _checks(rows) + _extension_checks(loss_rows, collision_rows)
@@ -704,7 +710,7 @@ def physics_car_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValu
         ctx.bar_plot(
             column.replace("_", "-"),
             labels,
-            {p: [by[(p, c)][column] for c in labels] for p in PROFILES},  # type: ignore[misc]
+            {p: [_float(by[(p, c)][column]) for c in labels] for p in PROFILES},
             xlabel="configuration (spec 004 test-1 ... test-10, and client-side prediction)",
             ylabel=unit,
             title=f"pymunk car over the lagless stack: {unit} per configuration",
