@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import random
 
-from lagless.game import GameClient, GameConfig, GameServer, Level, builtin_map
+from lagless.game import (
+    GameClient,
+    GameConfig,
+    GameServer,
+    Level,
+    RoomClient,
+    RoomServer,
+    builtin_map,
+)
 from lagless.interest import InterestPolicy
 from lagless.io.sim import SimEndpoint
 from lagless.netsim import LinkConfig, Network, Scheduler
@@ -82,3 +90,49 @@ class SimMatch:
     def run(self, seconds: float) -> None:
         """Advance simulated time."""
         self.scheduler.run(until=self.now + seconds)
+
+
+ROOMS_PROTOCOL = 0x524F_4F4D
+ROOMS_SERVER = ("10.0.0.1", 41000)
+
+
+class Lobby:
+    """A `RoomServer` and `RoomClient`s on a simulated network."""
+
+    def __init__(self) -> None:
+        self.scheduler = Scheduler(start=5.0)
+        self.network = Network(self.scheduler, seed=2, default_link=LinkConfig(latency=0.01))
+        self.network.add_host(ROOMS_SERVER[0])
+        self.server_events: list[object] = []
+        self.server = SimEndpoint(
+            RoomServer(
+                NetcodeServerConfig(
+                    protocol_id=ROOMS_PROTOCOL, public_address=ROOMS_SERVER, insecure=True
+                ),
+                random_bytes=random.Random(1).randbytes,
+                max_rooms=3,
+            ),
+            self.network.host(ROOMS_SERVER[0]),
+            ROOMS_SERVER[1],
+            on_event=self.server_events.append,
+        )
+        self.clients: list[SimEndpoint[RoomClient]] = []
+        self.events: list[list[object]] = []
+
+    def join(self, n: int) -> SimEndpoint[RoomClient]:
+        """A client on host 10.0.2.n, connecting at once."""
+        host = f"10.0.2.{n}"
+        self.network.add_host(host)
+        events: list[object] = []
+        client = SimEndpoint(
+            RoomClient(ROOMS_PROTOCOL), self.network.host(host), on_event=events.append
+        )
+        now = self.scheduler.now
+        client.poke(lambda c: c.connect(ROOMS_SERVER, now, client_id=n))
+        self.clients.append(client)
+        self.events.append(events)
+        return client
+
+    def run(self, seconds: float = 0.3) -> None:
+        """Advance simulated time."""
+        self.scheduler.run(until=self.scheduler.now + seconds)

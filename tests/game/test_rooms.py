@@ -16,52 +16,12 @@ from lagless.game.rooms import (
     MemberLeft,
     RaiseEvent,
     Relayed,
-    RoomClient,
     RoomError,
     RoomEventReceived,
     RoomList,
-    RoomServer,
 )
-from lagless.io.sim import SimEndpoint
-from lagless.netsim import LinkConfig, Network, Scheduler
-from lagless.transport import NetcodeServerConfig
 
-PROTOCOL = 0x524F_4F4D
-SERVER = ("10.0.0.1", 41000)
-
-
-class Lobby:
-    def __init__(self) -> None:
-        self.scheduler = Scheduler(start=5.0)
-        self.network = Network(self.scheduler, seed=2, default_link=LinkConfig(latency=0.01))
-        self.network.add_host(SERVER[0])
-        self.server_events: list[object] = []
-        self.server = SimEndpoint(
-            RoomServer(
-                NetcodeServerConfig(protocol_id=PROTOCOL, public_address=SERVER, insecure=True),
-                random_bytes=random.Random(1).randbytes,
-                max_rooms=3,
-            ),
-            self.network.host(SERVER[0]),
-            SERVER[1],
-            on_event=self.server_events.append,
-        )
-        self.clients: list[SimEndpoint[RoomClient]] = []
-        self.events: list[list[object]] = []
-
-    def join(self, n: int) -> SimEndpoint[RoomClient]:
-        host = f"10.0.2.{n}"
-        self.network.add_host(host)
-        events: list[object] = []
-        client = SimEndpoint(RoomClient(PROTOCOL), self.network.host(host), on_event=events.append)
-        now = self.scheduler.now
-        client.poke(lambda c: c.connect(SERVER, now, client_id=n))
-        self.clients.append(client)
-        self.events.append(events)
-        return client
-
-    def run(self, seconds: float = 0.3) -> None:
-        self.scheduler.run(until=self.scheduler.now + seconds)
+from .helpers import Lobby
 
 
 def _last(events: list[object], kind: type) -> object:

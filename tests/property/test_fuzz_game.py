@@ -37,7 +37,7 @@ from lagless.game.rooms import (
     encode_room_message,
 )
 from lagless.replication import Target, encode_event
-from tests.game.test_rooms import Lobby
+from tests.game.helpers import Lobby
 from tests.property.fuzzing import FUZZ, fuzz_bytes, scaled
 
 PROTOCOL = 0x1234_5678_9ABC_DEF0
