@@ -31,6 +31,8 @@ Decisions (spec 004 §8.2 "record your choice"):
       impact are reported separately (``impact_error_m_max``).
     * Prediction (§7.2): the driving client also predicts its own car (``ClientConfig.predict``);
       row ``predicted`` compares it with the server's path like the views, plus the corrections.
+    * ``l80j40_dr_a_rtt0_15_delay_floor_m`` = mean speed x 0.15 x measured RTT: the DeviationA
+      the render delay alone costs (a car drawn that long behind), whatever the prediction.
     * ``input_to_display_ms`` of the own car (spec 004 §7.1.1 problem 1): the server's mean
       input delay (key change to application, ``PhysicsServer.input_delay_mean``) plus the view's
       ``lag_ms``; 0 for ``predicted``, whose keys act on the local physics at once.
@@ -626,6 +628,10 @@ def physics_car_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValu
     ctx.add_metric(
         "goal_l80j40_dr_a_rtt0_15_deviation_a_m", a_dr if isinstance(a_dr, float) else None
     )
+    combined = by[("l80j40", "dr-a+rtt0.15")]
+    speed, rtt = _float(combined["truth_speed_mps_avg"]), _float(combined["rtt_ms"])
+    if speed is not None and rtt is not None:  # the delay alone: mean speed x 0.15 x RTT
+        ctx.add_metric("l80j40_dr_a_rtt0_15_delay_floor_m", speed * 0.15 * rtt / 1000.0)
     ctx.add_table("runs", rows)
     loss_rows: list[Row] = []
     latency, variance = PROFILES["l80j40"]
