@@ -257,3 +257,22 @@ def test_reference_change_detection() -> None:
     assert dock.is_updated(ship)
     world.destroy(b)  # the reference is nulled: a change too
     assert dock.is_updated(ship)
+
+
+def test_predict_must_name_a_continuous_vector_of_the_same_size() -> None:
+    with pytest.raises(LocalProtocolError, match="predict"):
+
+        class NoVelocity(NetworkObject):
+            pos = Vec2Field(-1.0, 1.0, 0.01, predict="vel")
+
+    with pytest.raises(LocalProtocolError, match="predict"):
+
+        class WrongKind(NetworkObject):
+            pos = Vec2Field(-1.0, 1.0, 0.01, predict="speed")
+            speed = FloatField(0.0, 1.0, 0.01)
+
+    class Good(NetworkObject):
+        pos = Vec2Field(-1.0, 1.0, 0.01, predict="vel")
+        vel = Vec2Field(-1.0, 1.0, 0.01)
+
+    assert Good.schema.predict_from.tolist() == [2, 3, -1, -1]

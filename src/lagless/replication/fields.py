@@ -25,6 +25,9 @@ codes of fixed ``widths`` (bits). Decisions:
   wrap: the difference is taken modulo ``2^bits``) and 0 for bools, enums, ints and references.
 * **Strings and bytes** (`StringField`, `BytesField`) have no code columns: they go in
   announcements, savegames and reliable field messages, never in delta snapshots.
+* **Prediction.** A vector field declared with ``predict="vel"`` is delta-coded against its
+  baseline moved by the baseline's ``vel`` over the time between the two snapshots, so an
+  object moving steadily sends near-zero deltas (dead reckoning applied to delta compression).
 * JSON (savegames) stores the value, not the code: floats as numbers, vectors as lists, enums by
   name, references as ``{"id": n}``, bytes as hex.
 """
@@ -415,9 +418,13 @@ class _VecField(FloatField):
         default: Sequence[float] | None = None,
         *,
         delta_bits: int | None = None,
+        predict: str | None = None,
         **options: Any,
     ) -> None:
         super().__init__(lo, hi, resolution, None, delta_bits=delta_bits, **options)
+        self.predict = predict
+        """Name of a velocity field (same dims, units per second): snapshot deltas of this field
+        are taken against the baseline dead-reckoned by the baseline's velocity (schema.py)."""
         zero = min(max(0.0, self.lo), self.hi)
         self._vdefault = tuple(zero for _ in range(self.dims)) if default is None else default
         self._vdefault = tuple(self.to_slots(self._vdefault))

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lagless.errors import LocalProtocolError
-from lagless.replication.fields import Field, NumericField, Writer, _BlobField
+from lagless.replication.fields import Field, FloatField, NumericField, Writer, _BlobField
 from lagless.wire import BitStream, DecodeError
 
 __all__ = ["Schema", "Table"]
@@ -87,6 +87,26 @@ class Schema:
         """Index into ``continuous`` of each continuous column."""
         self.field_priority = np.array([f.priority for f in self.continuous], dtype=np.float64)
         """Priority weight of each continuous field."""
+        self.predict_from = np.full(len(cols), -1, dtype=np.intp)
+        """Continuous column of the velocity that predicts each column, or -1."""
+        self.predict_scale = np.zeros((len(cols), 3), dtype=np.float64)
+        """Per predicted column: velocity ``lo``, velocity resolution, own resolution."""
+        first = {f.name: i for i, f in enumerate(self.continuous)}
+        starts = np.concatenate(([0], np.cumsum([f.columns for f in self.continuous])))
+        for index, f in enumerate(self.continuous):
+            name = getattr(f, "predict", None)
+            if name is None:
+                continue
+            vel = self.by_name.get(name)
+            if not isinstance(vel, FloatField) or name not in first or vel.dims != f.dims:
+                raise LocalProtocolError(
+                    f"{f.name}: predict must name a continuous vector field of {f.dims} "
+                    f"components, got {name!r}"
+                )
+            for axis in range(f.columns):
+                col = int(starts[index]) + axis
+                self.predict_from[col] = int(starts[first[name]]) + axis
+                self.predict_scale[col] = (vel.lo, vel.resolution, f.resolution)
 
     @property
     def columns(self) -> int:

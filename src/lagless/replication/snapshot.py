@@ -50,6 +50,7 @@ Decisions:
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -179,6 +180,7 @@ class _ClassState:
         cols = self.schema.columns
         self.acked = np.zeros((clients, rows, cols), dtype=np.uint64)
         self.acked_seq = np.full((clients, rows), -1, dtype=np.int64)
+        self.acked_ms = np.zeros((clients, rows), dtype=np.int64)  # baseline's server time
         self.sent_seq = np.full((clients, rows), -1, dtype=np.int64)
         self.sent_time = np.zeros((clients, rows), dtype=np.float64)
         self.announced = np.zeros((clients, rows), dtype=np.int8)  # 0 no, 1 sent, 2 delivered
@@ -205,6 +207,7 @@ class _ClassState:
         self.medium_gain = 2 + 2 * db - self.full_cost
         self.large_gain = 3 + 3 * db - self.full_cost
         self.tier_bits = np.stack([widths, db, 2 * db, 3 * db])  # payload bits by tier
+        self.pred_cols = np.flatnonzero(self.schema.predict_from >= 0)
 
     def fit(self, clients: int) -> None:
         """Grow the arrays to the table's row capacity and ``clients`` client slots."""
@@ -225,6 +228,7 @@ class _ClassState:
 
         self.acked = grown(self.acked, 0)
         self.acked_seq = grown(self.acked_seq, -1)
+        self.acked_ms = grown(self.acked_ms, 0)
         self.sent_seq = grown(self.sent_seq, -1)
         self.sent_time = grown(self.sent_time, 0.0)
         self.announced = grown(self.announced, 0)
@@ -369,6 +373,23 @@ def _read_tier(reader: BitReader) -> int:
     return _FULL
 
 
+def _predicted_offset(
+    velocity_codes: npt.NDArray[np.uint64], dt_ms: IntArray, scale: npt.NDArray[np.float64]
+) -> IntArray:
+    """Codes a predicted column moves by: ``round((v_lo + code * v_res) * dt / res)``.
+
+    The same float64 operations in the same order as `_offset` (the reader's scalar twin), so
+    both sides agree to the code.
+    """
+    velocity = scale[:, 0] + velocity_codes.astype(np.float64) * scale[:, 1]
+    return np.floor(velocity * dt_ms / 1000.0 / scale[:, 2] + 0.5).astype(np.int64)
+
+
+def _offset(velocity_code: int, dt_ms: int, scale: Sequence[float]) -> int:
+    velocity = scale[0] + float(velocity_code) * scale[1]
+    return math.floor(velocity * dt_ms / 1000.0 / scale[2] + 0.5)
+
+
 def _combine(v: npt.NDArray[np.uint64], w: IntArray) -> tuple[npt.NDArray[np.uint64], IntArray]:
     """Concatenate each row's items (LSB first) into 64-bit words and their widths.
 
@@ -417,6 +438,8 @@ class _Sent:
     codes: npt.NDArray[np.uint64]
     bounds: IntArray
     """``bounds[s]:bounds[s + 1]`` are slot ``s``'s records."""
+    time_ms: int
+    """The snapshot header's server time (ms modulo 2^32)."""
 
 
 @dataclass(slots=True)
@@ -644,6 +667,7 @@ class SnapshotEngine:
                 ok &= state.announced[slot, rows] == 2
                 state.acked[slot, rows[ok]] = sent.codes[lo:hi][ok]
                 state.acked_seq[slot, rows[ok]] = seq
+                state.acked_ms[slot, rows[ok]] = sent.time_ms
 
     # -- the tick -----------------------------------------------------------------------------
 
@@ -671,7 +695,8 @@ class SnapshotEngine:
             plan = self.policy.round(now)
             if len(plan):
                 self._apply_plan(plan.clients, plan.objects)
-        cands = [self._candidates(state, active, seqs, now) for state in states]
+        now_ms = int(now * 1000.0) & 0xFFFFFFFF
+        cands = [self._candidates(state, active, seqs, now, now_ms) for state in states]
         budget = np.full(ns, self.config.budget_bytes * 8 - HEADER_BITS, dtype=np.int64)
         while True:  # the selection estimates ID and age bits; trim until every message fits
             result = self._encode(self._select(cands, ns, budget), now)
@@ -732,7 +757,12 @@ class SnapshotEngine:
             state.want[slots[ok], rows[ok]] = True
 
     def _candidates(
-        self, state: _ClassState, active: npt.NDArray[np.bool_], seqs: IntArray, now: float
+        self,
+        state: _ClassState,
+        active: npt.NDArray[np.bool_],
+        seqs: IntArray,
+        now: float,
+        now_ms: int,
     ) -> _Candidates:
         n = state.table.size
         ns = self._slots
@@ -757,6 +787,12 @@ class SnapshotEngine:
         field_changed = (changed_col.astype(np.int64) @ state.col_to_field) > 0
         widths = schema.widths
         diff = cur.astype(np.int64) - base.astype(np.int64)
+        if state.pred_cols.size:  # dead-reckon the baseline by its own velocity
+            pc = state.pred_cols
+            dt_ms = (now_ms - state.acked_ms[slots, rows]) & 0xFFFFFFFF
+            diff[:, pc] -= _predicted_offset(
+                base[:, schema.predict_from[pc]], dt_ms[:, None], schema.predict_scale[pc]
+            )
         if state.wrap_cols.size:  # angles: the shortest way round
             wc = state.wrap_cols
             diff[:, wc] = ((diff[:, wc] + state.wrap_half) & state.wrap_mask) - state.wrap_half
@@ -881,10 +917,10 @@ class SnapshotEngine:
             over = np.zeros(ns, dtype=np.int64)
             over[senders] = np.maximum(excess, 0) + np.where(excess > 0, 32, 0)
             return over
-        for c in chosen:
-            self._log(c, now, seqs, tick_log)
-        clients = [self._by_slot[int(s)] for s in senders]
         time_ms = int(now * 1000.0) & 0xFFFFFFFF
+        for c in chosen:
+            self._log(c, now, seqs, tick_log, time_ms)
+        clients = [self._by_slot[int(s)] for s in senders]
         head_v = np.zeros((g, 5), dtype=np.uint64)
         head_v[:, 0] = MSG_SNAPSHOT
         head_v[:, 1] = [c.seq & (SEQ_MOD - 1) for c in clients]
@@ -929,14 +965,17 @@ class SnapshotEngine:
         self.bits_sent += int(size.sum()) * 8
         return result
 
-    def _log(self, c: _Candidates, now: float, seqs: IntArray, tick: list[_Sent]) -> None:
+    def _log(
+        self, c: _Candidates, now: float, seqs: IntArray, tick: list[_Sent], time_ms: int
+    ) -> None:
         state = c.state
         state.acc[c.slots, c.rows] = 0.0
         state.want[c.slots, c.rows] = False
         state.sent_time[c.slots, c.rows] = now
         state.sent_seq[c.slots, c.rows] = seqs[c.slots]
         bounds = np.searchsorted(c.slots, np.arange(self._slots + 1))
-        tick.append(_Sent(state, c.slots, c.rows, state.table.ids[c.rows], c.cur, bounds))
+        ids = state.table.ids[c.rows]
+        tick.append(_Sent(state, c.slots, c.rows, ids, c.cur, bounds, time_ms))
 
 
 @dataclass(frozen=True, slots=True)
@@ -962,7 +1001,7 @@ class SnapshotReader:
 
     def __init__(self, world: World) -> None:
         self.world = world
-        self._history: dict[int, OrderedDict[int, list[int]]] = {}
+        self._history: dict[int, OrderedDict[int, tuple[list[int], int]]] = {}  # codes, ms
         self._newest: dict[int, int] = {}
         self._tombstones: OrderedDict[int, type[NetworkObject]] = OrderedDict()
         self._latest: int | None = None
@@ -1027,12 +1066,12 @@ class SnapshotReader:
             if cls is None:
                 self.unknown_objects += 1
                 break
-            codes, ok = self._read_record(reader, cls.schema, ident, seq, common)
+            codes, ok = self._read_record(reader, cls.schema, ident, seq, common, time_ms)
             parsed += 1
             if obj is None or not ok:
                 continue
             history = self._history.setdefault(ident, OrderedDict())
-            history[seq] = codes
+            history[seq] = (codes, time_ms)
             while len(history) > HISTORY:
                 history.popitem(last=False)
             if seq < self._newest.get(ident, -1):
@@ -1048,25 +1087,31 @@ class SnapshotReader:
         return SnapshotInfo(seq, time_ms / 1000.0, tuple(updated), parsed)
 
     def _read_record(
-        self, reader: BitReader, schema: Schema, ident: int, seq: int, common: int
+        self, reader: BitReader, schema: Schema, ident: int, seq: int, common: int, time_ms: int
     ) -> tuple[list[int], bool]:
         ok = True
         base: list[int] | None = None
+        dt_ms = 0
         if reader.serialize_bits(0, 1):
             age = common if reader.serialize_bits(0, 1) else reader.serialize_bits(0, AGE_BITS)
             if age == 0:
                 raise DecodeError("baseline age 0")
-            base = self._history.get(ident, {}).get(seq - age)
-            if base is None:
+            entry = self._history.get(ident, {}).get(seq - age)
+            if entry is None:
                 self.missing_baselines += 1
                 self._resync.add(ident)
                 ok = False
                 base = [0] * schema.columns
+            else:
+                base = entry[0]
+                dt_ms = (time_ms - entry[1]) & 0xFFFFFFFF
         widths = schema.widths.tolist()
         if base is None:
             return [reader.serialize_bits(0, w) for w in widths], ok
         db = schema.delta_bits.tolist()
         wraps = schema.wraps.tolist()
+        predict = schema.predict_from
+        scale = schema.predict_scale.tolist()
         codes = list(base)
         mask = reader.serialize_bits(0, len(schema.continuous))
         col = 0
@@ -1078,6 +1123,9 @@ class SnapshotReader:
                     if tier != _FULL:
                         d = _unzigzag(reader.serialize_bits(0, db[col] * tier))
                         value = base[col] + d
+                        source = int(predict[col])
+                        if source >= 0:
+                            value += _offset(base[source], dt_ms, scale[col])
                         if wraps[col]:
                             value %= 1 << widths[col]
                         elif not 0 <= value < 1 << widths[col]:
