@@ -37,6 +37,10 @@ Decisions:
   zigzag difference in 1, 2 or 3 times ``delta_bits`` bits, or ``111`` + the full code (a tier
   as wide as the code is never used; columns without ``delta_bits`` send the full code, no
   tier). Gaffer's relative encoding uses the same idea.
+* **Predicted columns** (a vector field declared with ``predict="vel"``): the difference is taken
+  against the baseline code plus ``round((v_lo + v_code * v_res) * dt / res)``, ``v_code`` the
+  baseline's velocity code and ``dt`` the server-time gap between the two snapshots' headers
+  (ms); server (numpy) and client (Python floats) run the same float64 steps, so they agree.
 * **Header**: type (3 bits), sequence (16), server time in ms modulo 2^32 (32), common age (5),
   record count (12); the message is padded to a byte. One message per client per tick, on an
   unreliable channel, at most ``budget_bytes``.
