@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from lagless.replication.client import ReplicationClient
 from lagless.replication.events import Target, TargetKind
+from lagless.replication.fields import Vec2Field
 from lagless.replication.messages import (
     Announce,
     BlobSet,
@@ -125,12 +126,23 @@ valid_event = st.builds(
 valid_ack = st.builds(encode_ack, st.integers(0, 65535), st.integers(0, 2**32 - 1))
 
 
+class Drone(NetworkObject):
+    """A class with velocity-predicted position deltas."""
+
+    pos = Vec2Field(-100.0, 100.0, 0.01, delta_bits=3, predict="vel")
+    vel = Vec2Field(-10.0, 10.0, 0.01, delta_bits=3)
+
+
+SNAPSHOT_CLASSES = (*CLASSES, Drone)
+
+
 def _snapshots() -> tuple[list[bytes], Callable[[], SnapshotReader]]:
-    server = World(CLASSES)
+    server = World(SNAPSHOT_CLASSES)
     engine = SnapshotEngine(server)
     engine.add_client(1)
     rng = np.random.default_rng(9)
-    ships = [server.spawn(Ship, pos=tuple(rng.uniform(-50, 50, 2))) for _ in range(12)]
+    ships = [server.spawn(Ship, pos=tuple(rng.uniform(-50, 50, 2))) for _ in range(8)]
+    drones = [server.spawn(Drone, vel=tuple(rng.uniform(-5, 5, 2))) for _ in range(8)]
     for obj in server.changes().spawned:
         engine.object_added(obj)
     out = []
@@ -142,16 +154,24 @@ def _snapshots() -> tuple[list[bytes], Callable[[], SnapshotReader]]:
             x, y = ship.pos
             ship.pos = (x + 0.3, y - 0.1 * step)
             ship.hp = int(rng.integers(0, 200))
+        for drone in drones:
+            vx, vy = np.add(drone.vel, rng.normal(0.0, 0.3, 2))
+            x, y = drone.pos
+            drone.vel = (float(vx), float(vy))
+            drone.pos = (x + vx * 0.05, y + vy * 0.05)
         payload = engine.tick(0.05 * step).get(1)
         if payload is not None:
             out.append(payload)
             engine.on_ack(1, step & 0xFFFF, 0xFFFFFFFF)
 
     def reader() -> SnapshotReader:
-        client = World(CLASSES)
-        for ship in ships:
-            client.spawn(Ship, ident=ship.id, role=Role.PROXY)
-        return SnapshotReader(client)
+        client = World(SNAPSHOT_CLASSES)
+        for obj in (*ships, *drones):
+            client.spawn(type(obj), ident=obj.id, role=Role.PROXY)
+        snapshots = SnapshotReader(client)
+        for payload in out[:-1]:  # baselines, so mutated deltas reach the delta path
+            snapshots.read(payload)
+        return snapshots
 
     return out, reader
 
