@@ -29,8 +29,8 @@ Decisions (spec 004 §8.2 "record your choice"):
     * Loss sweeps (spec 004 tested none) use the simulator's independent loss on both links, on
       top of the L80 receive latency.
     * Collision scenarios: ``wall`` (the car drives into a wall at about 20 m/s and bounces) and
-      ``cars`` (a second client's car and the first drive head-on into each other); errors within ±1 s of the first
-      impact are reported separately (``impact_error_m_max``).
+      ``cars`` (a second client's car and the first drive head-on into each other); errors
+      within ±1 s of the first impact are reported separately (``impact_error_m_max``).
     * Prediction (§7.2): the driving client also predicts its own car (``ClientConfig.predict``);
       row ``predicted`` compares it with the server's path like the views, plus the corrections.
     * ``l80j40_dr_a_rtt0_15_delay_floor_m`` = mean speed x 0.15 x measured RTT: the DeviationA
