@@ -125,9 +125,11 @@ def test_live_room_server_keeps_its_invariants(messages: list[tuple[int, bytes]]
     lobby = _lobby()
     server = lobby.server.obj
     members = server.transport.clients
+    assert len(members) == 3
     for who, payload in messages:
         server._on_message(members[who], payload)
     lobby.server.flush()
+    lobby.run(0.05)  # let the members acknowledge the answers
     seen: set[int] = set()
     for room in server.rooms:
         inside = server.members(room.room)
