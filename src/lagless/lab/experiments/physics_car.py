@@ -449,6 +449,35 @@ def _checks(rows: list[dict[str, JSONScalar]]) -> list[dict[str, JSONScalar]]:
     return out
 
 
+_PLOTTED: Final = ("snap", "delay200", "dr-a", "dr-a+rtt0.15")
+_PLOT_SECONDS: Final = 6.0  # s of the L80 drive in the error plot
+
+
+def _error_plot(ctx: ExperimentContext, result: SessionResult, since: float) -> None:
+    """Plot the L80 distance error over time of a few configurations (the first 6 s)."""
+    truth = {round(s.t * LOG_RATE): s for s in result.server.for_car(0) if s.t >= since}
+    shown = {
+        name: {round(s.t * LOG_RATE): s for s in result.clients[0][name].for_car(0)}
+        for name in _PLOTTED
+    }
+    end = since + _PLOT_SECONDS
+    keys = sorted(k for k in truth if truth[k].t <= end and all(k in v for v in shown.values()))
+    ctx.line_plot(
+        "error-l80j40",
+        [truth[k].t - result.start for k in keys],
+        {
+            name: [
+                math.hypot(shown[name][k].x - truth[k].x, shown[name][k].y - truth[k].y)
+                for k in keys
+            ]
+            for name in _PLOTTED
+        },
+        xlabel="time (s)",
+        ylabel="distance shown - true (m)",
+        title="L80/J40: error of the shown car over time",
+    )
+
+
 def _extension_checks(loss_rows: list[Row], collision_rows: list[Row]) -> list[Row]:
     """The §7.2 extensions' claims: the combination under loss and at collisions."""
 
@@ -620,6 +649,7 @@ def physics_car_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValu
                         "y": [s.y for s in shown],
                     },
                 )
+            _error_plot(ctx, result, since)
     for row in rows:
         for column in ("deviation_a_m", "deviation_b", "jumps", "freezes", "lag_ms"):
             cell = row[column]
