@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import heapq
 import json
 import logging
@@ -335,10 +336,12 @@ def _free_port() -> int:
 
 
 def _child_setup() -> None:
-    """In a child process: quiet PyGaSe's and curio's logs; use uvloop (Ctrl-C is ignored)."""
+    """In a child process: quiet PyGaSe's and curio's logs; use uvloop (Ctrl-C is ignored);
+    freeze the import-time heap as `lagless.io.run` does (every stack's processes alike)."""
     logging.getLogger("curio").setLevel(logging.CRITICAL)
     logging.getLogger("PyGaSe").setLevel(logging.CRITICAL)
     install_uvloop()
+    gc.freeze()
 
 
 async def _pipe_message(conn: multiprocessing.connection.Connection) -> object:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import select
 import socket
 import sys
@@ -239,7 +240,7 @@ async def _endpoint_round_trip() -> tuple[str, bytes]:
 def test_run_uses_uvloop_when_present() -> None:
     pytest.importorskip("uvloop")
     before = asyncio.get_event_loop_policy()
-    module, reply = run(_endpoint_round_trip())
+    module, reply = run(_endpoint_round_trip(), freeze_gc=False)
     assert module.startswith("uvloop")
     assert reply == b"ev echo"
     assert asyncio.get_event_loop_policy() is before  # the global policy is left alone
@@ -247,9 +248,22 @@ def test_run_uses_uvloop_when_present() -> None:
 
 def test_run_without_uvloop(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "uvloop", None)
-    module, reply = run(_endpoint_round_trip())
+    module, reply = run(_endpoint_round_trip(), freeze_gc=False)
     assert module.startswith("asyncio")
     assert reply == b"ev echo"
+
+
+async def _frozen() -> int:
+    return gc.get_freeze_count()
+
+
+def test_run_freezes_the_import_time_heap_unless_told_not_to() -> None:
+    before = gc.get_freeze_count()
+    try:
+        assert run(_frozen(), freeze_gc=False) == before
+        assert run(_frozen()) > before  # what the process allocated since, frozen too
+    finally:
+        gc.unfreeze()  # give the test process its collector back
 
 
 @pytest.mark.skipif(not HAS_IPV6, reason="environment limit: this machine has no ::1")

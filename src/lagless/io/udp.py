@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import ipaddress
 import socket
 from collections.abc import Callable, Coroutine
@@ -259,18 +260,30 @@ def install_uvloop() -> bool:
     return True
 
 
-def run(main: Coroutine[Any, Any, R], *, debug: bool | None = None) -> R:
+def run(main: Coroutine[Any, Any, R], *, debug: bool | None = None, freeze_gc: bool = True) -> R:
     """Run ``main`` like ``asyncio.run``, on a uvloop loop if uvloop is installed.
 
     Unlike `install_uvloop` it leaves the global event-loop policy alone.
 
+    With ``freeze_gc`` it first moves every object allocated so far (imported modules, their
+    functions and tables, the program's configuration) into the garbage collector's permanent
+    generation (``gc.freeze()``), so the collections of a long-running program walk only what
+    it made since. A transport allocates a few short-lived tuples per message; their survivors
+    trigger full collections, which walked every import-time object: a fifth of the
+    instructions per 100-byte message of two connections in a process that imported numpy
+    (``benchmarks/transport.py``, callgrind: 46 000 before, 36 000 after). Nothing is freed
+    late: frozen objects were alive anyway, and new garbage is collected as before.
+
     Args:
         main: the program's top-level coroutine.
         debug: asyncio debug mode; ``None`` keeps the default.
+        freeze_gc: call ``gc.freeze()`` before the loop starts.
 
     Returns:
         What ``main`` returned.
     """
+    if freeze_gc:
+        gc.freeze()
     try:
         import uvloop
     except ImportError:

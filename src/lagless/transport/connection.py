@@ -101,8 +101,9 @@ Decisions:
 * Cost: a message costs its record's bytes and a few dict and deque operations, not objects
   (`lagless.transport.channels`: per-packet flights of message ids); the estimators are fed once
   per batch of ack outcomes (`rtt.LossEstimator.on_acked`), the bytes sent once per pump, and
-  events are built positionally in batches (`take_events`). ``benchmarks/transport.py`` measures
-  the pair of connections in memory (``sans-I/O Connection pair``).
+  events are built as tuples in batches (`take_events`; ``lagless.transport.events``).
+  ``benchmarks/transport.py`` measures the pair of connections in memory (``sans-I/O Connection
+  pair``).
 * `receive_payload` turns the payload's messages into `MessageReceived` events at once and
   leaves its acks to the next pump (`payloads_to_send`, `handle_timer`; `statistics` applies
   them too): the RTT sample, loss and congestion updates and `MessageDelivered` events are off
@@ -150,6 +151,7 @@ from lagless.transport.packer import MessageLayer, MessageLayerStatistics
 from lagless.transport.rtt import BandwidthMeter, LossEstimator, RttEstimator
 
 logger = logging.getLogger("lagless.transport")
+_new = tuple.__new__  # builds an event from its fields without a Python frame (events.py)
 
 MAX_PAYLOAD: Final = 1200  # bytes; netcode 1.02 payload limit (DESIGN.md "Transport defaults")
 FLAG_TIME_REQUEST: Final = 0x01
@@ -716,12 +718,8 @@ class Connection:
         messages = self._messages
         delivered = messages.delivered
         if delivered:
-            client_index = self.client_index
-            connection_id = self.connection_id
-            self._events += [
-                MessageDelivered(client_index, connection_id, channel, message_id)
-                for channel, message_id in delivered
-            ]
+            head = (self.client_index, self.connection_id)
+            self._events += [_new(MessageDelivered, head + entry) for entry in delivered]
             delivered.clear()
         ready = messages.ready
         if ready:
@@ -729,12 +727,8 @@ class Connection:
 
     def _take_ready(self, ready: list[tuple[int, int, bytes]]) -> None:
         """Turn the message layer's delivered messages into `MessageReceived` events."""
-        client_index = self.client_index
-        connection_id = self.connection_id
-        self._events += [
-            MessageReceived(client_index, connection_id, channel, message_id, payload)
-            for channel, message_id, payload in ready
-        ]
+        head = (self.client_index, self.connection_id)
+        self._events += [_new(MessageReceived, head + entry) for entry in ready]
         ready.clear()
 
     def _on_outcomes(self, outcomes: list[Outcome], now: float) -> None:
@@ -761,11 +755,7 @@ class Connection:
                 acked_bytes += size
                 if packet_events:
                     self._events.append(
-                        PacketDelivered(
-                            client_index=self.client_index,
-                            connection_id=self.connection_id,
-                            sequence=sequence,
-                        )
+                        _new(PacketDelivered, (self.client_index, self.connection_id, sequence))
                     )
             else:
                 if acked:
@@ -779,11 +769,7 @@ class Connection:
                     self._congestion.on_loss(send_time, now, sequence)
                 if packet_events:
                     self._events.append(
-                        PacketLost(
-                            client_index=self.client_index,
-                            connection_id=self.connection_id,
-                            sequence=sequence,
-                        )
+                        _new(PacketLost, (self.client_index, self.connection_id, sequence))
                     )
         if acked:
             self._acked += acked
