@@ -146,3 +146,22 @@ def test_garbage_from_a_member_is_counted_and_the_room_goes_on() -> None:
     a.poke(lambda x: x.raise_event(1, b"still here"))
     lobby.run()
     assert _last(lobby.events[1], Relayed).data == b"still here"
+
+
+def test_an_unreliable_event_too_large_for_one_datagram_is_counted() -> None:
+    lobby = Lobby()
+    a, b = lobby.join(1), lobby.join(2)
+    lobby.run(0.5)
+    for client in (a, b):
+        client.poke(lambda x: x.request(Matchmake({"big": "1"})))
+        lobby.run()
+    assert a.obj.room is not None
+    room = a.obj.room.room
+    server = lobby.server.obj
+    assert server.send_to_room(room, 1, bytes(1020), reliable=False) == 0
+    assert server.drops["too_large"] == 2
+    assert server.send_to_room(room, 2, bytes(1020)) == 2  # reliable: fragmented
+    b.poke(lambda x: x.raise_event(3, bytes(900), reliable=False))
+    lobby.server.flush()
+    lobby.run()
+    assert [e.code for e in lobby.events[0] if isinstance(e, Relayed)] == [2, 3]

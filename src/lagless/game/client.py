@@ -15,8 +15,8 @@ to the discovery client, every other one to the transport (no netcode packet sta
 first byte, ``L``, would be packet type 12, and netcode has types 0-6), so discovery and the game
 share one socket (open it with broadcast allowed, `lagless.io.discovery`). Replication events
 (announced and destroyed replicas, snapshots, the game's `Hit` / `Killed` / `Collision` events)
-pass through ``next_event`` unchanged. The transport's lifecycle events, which the replication client consumes,
-are observed through a subclass of the transport `Client` (``_ObservedClient``).
+pass through ``next_event`` unchanged. The transport's lifecycle events, which the replication
+client consumes, are observed through a subclass of the transport `Client` (``_ObservedClient``).
 """
 
 from __future__ import annotations

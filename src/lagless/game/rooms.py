@@ -23,6 +23,8 @@ Decisions:
   rooms fill up before new ones start, ties to the oldest; with no match it creates a room with
   those properties when ``create`` is set, else answers ``RoomError("no_match")``.
 * An empty room is closed; room ids count from 1 and are never reused.
+* An unreliable event rides one datagram: one whose relayed form is too large for it (near
+  `MAX_EVENT_BYTES` of data) is counted in ``drops["too_large"]`` and not forwarded.
 * A relayed event names its sender (its connection id); an event to ``to`` members reaches only
   those in the sender's room (others are ignored), an empty ``to`` reaches every other member.
 """
@@ -45,6 +47,7 @@ from lagless.transport import (
     ClientDisconnected,
     ConnectionConfig,
     MessageReceived,
+    MessageTooLarge,
     NetcodeClientConfig,
     NetcodeServerConfig,
     Server,
@@ -345,9 +348,7 @@ class RoomServer:
             return 0
         payload = encode_room_message(Relayed(room, 0, code, data))
         channel = RELIABLE_CHANNEL if reliable else UNRELIABLE_CHANNEL
-        for member in found.members:
-            self.transport.send(member, channel, payload)
-        return len(found.members)
+        return sum(self._deliver(member, channel, payload) for member in found.members)
 
     # -- sans-I/O -----------------------------------------------------------------------------
 
@@ -488,9 +489,17 @@ class RoomServer:
         recipients = [m for m in room.members if m != sender and (not wanted or m in wanted)]
         payload = encode_room_message(Relayed(ident, sender, event.code, event.data))
         channel = RELIABLE_CHANNEL if event.reliable else UNRELIABLE_CHANNEL
-        for member in recipients:
+        self.relayed += sum(self._deliver(member, channel, payload) for member in recipients)
+
+    def _deliver(self, member: int, channel: int, payload: bytes) -> bool:
+        """Queue one relayed event; an unreliable one too large for one datagram is counted
+        (``too_large``) and dropped, as the transport cannot send it unfragmented."""
+        try:
             self.transport.send(member, channel, payload)
-        self.relayed += len(recipients)
+        except MessageTooLarge:
+            self.drops["too_large"] += 1
+            return False
+        return True
 
 
 # -- client -----------------------------------------------------------------------------------
