@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 STOP_WITHIN = 2.0  # seconds from the signal to the exit
+STARTUP_DELAYS = (0.4, 0.6, 0.9)  # seconds after start: the commands are still being imported
 CPU_BOUND_NICE = 10  # the benchmark and the lab run must not starve the network programs
 
 
@@ -70,3 +71,18 @@ def test_long_running_commands_stop_on_the_first_signal(
         assert summary in out + err, f"{name}: no summary\n{out}\n{err}"
         for noise in ("Traceback", "Task exception was never retrieved", "Exception ignored"):
             assert noise not in err, f"{name}: {noise}\n{err}"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_during_start_up_exits_quietly(
+    signum: signal.Signals, lagless: Callable[..., Any]
+) -> None:
+    started = [lagless("game", "rooms", "--port", "0") for _ in STARTUP_DELAYS]
+    begun = time.monotonic()
+    for delay, proc in zip(STARTUP_DELAYS, started, strict=True):
+        time.sleep(max(0.0, begun + delay - time.monotonic()))
+        proc.process.send_signal(signum)
+    for proc in started:
+        status, _out, err = proc.finish(timeout=STOP_WITHIN + 10)
+        assert status == 128 + signum, err
+        assert "Traceback" not in err, err

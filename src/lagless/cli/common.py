@@ -199,7 +199,8 @@ def run_app(command: typer.Typer, args: list[str] | None = None) -> int:
         the command chose.
     """
     try:
-        status = command(args=args, prog_name="lagless", standalone_mode=False)
+        with interruptible():
+            status = command(args=args, prog_name="lagless", standalone_mode=False)
     except NoArgsIsHelpError as exc:
         typer.echo(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
         return 0
