@@ -10,6 +10,7 @@ import pytest
 
 from lagless.errors import ConfigError
 from lagless.game import (
+    DEFAULT_DISCOVERY_GROUP,
     ConnectionEstablished,
     DiscoveryClient,
     DiscoveryResponder,
@@ -193,3 +194,34 @@ def test_discovery_socket_errors() -> None:
         taken.bind(("127.0.0.1", 0))
         with pytest.raises(ConfigError, match="cannot bind"):
             open_discovery_socket(taken.getsockname(), reuse=False)
+
+
+def test_multicast_discovery_on_loopback() -> None:
+    port = _free_port()
+    responders = [
+        BroadcastEndpoint(
+            DiscoveryResponder(PROTOCOL, lambda n=n: ServerAnnouncement(f"m{n}", 0, 4, 40000 + n)),
+            f"0.0.0.0:{port}",
+            broadcast=False,
+            reuse=True,
+            group=DEFAULT_DISCOVERY_GROUP,
+            interface="127.0.0.1",
+        )
+        for n in (1, 2)
+    ]
+    client = DiscoveryClient(PROTOCOL, rng=random.Random(5))
+    with BroadcastEndpoint(client, "127.0.0.1:0", broadcast=False, interface="127.0.0.1") as ep:
+        ep.call(lambda c: c.start([(DEFAULT_DISCOVERY_GROUP, port)], ep.now()))
+        deadline = time.monotonic() + 3.0
+        while len(client.servers) < 2 and time.monotonic() < deadline:
+            ep.wait(0.005)
+            for responder in responders:
+                responder.pump()
+            ep.pump()
+        assert sorted(s.name for s in client.servers) == ["m1", "m2"]
+    for responder in responders:
+        responder.close()
+    with pytest.raises(ConfigError, match="multicast"):
+        open_discovery_socket("0.0.0.0:0", group="10.0.0.1")
+    with pytest.raises(ConfigError, match="IPv4"):
+        open_discovery_socket("0.0.0.0:0", group="nope")

@@ -11,6 +11,7 @@ is sans-I/O; `lagless.io.discovery` drives discovery on broadcast sockets.
 from __future__ import annotations
 
 from lagless.game.client import GameClient as GameClient
+from lagless.game.discovery import DEFAULT_DISCOVERY_GROUP as DEFAULT_DISCOVERY_GROUP
 from lagless.game.discovery import DEFAULT_DISCOVERY_PORT as DEFAULT_DISCOVERY_PORT
 from lagless.game.discovery import DiscoveryClient as DiscoveryClient
 from lagless.game.discovery import DiscoveryReply as DiscoveryReply
@@ -76,6 +77,7 @@ from lagless.game.server import GameConfig as GameConfig
 from lagless.game.server import GameServer as GameServer
 
 __all__ = [
+    "DEFAULT_DISCOVERY_GROUP",
     "DEFAULT_DISCOVERY_PORT",
     "DEFAULT_WEAPONS",
     "GAME_CLASSES",

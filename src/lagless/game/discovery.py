@@ -1,12 +1,13 @@
 """LAN discovery: find game servers without knowing their address (spec 003 §5.4.2, checklist 7.1).
 
 A `DiscoveryClient` sends a query datagram to one or more discovery addresses (a broadcast address
-such as ``255.255.255.255:47800`` on a LAN, ``127.255.255.255:47800`` on loopback, or any unicast
-address) every ``interval`` seconds while discovering; every `DiscoveryResponder` listening there
-answers with its name, player count, capacity, game name and game port. The client keeps a list
-of the servers that answered (``servers``), updated by each answer and pruned of servers silent
-for ``expiry`` seconds; it emits `ServerDiscovered` for each new server and `ServerLost` for each
-pruned one. Both objects are sans-I/O; `lagless.io.discovery` drives them on a broadcast socket.
+such as ``255.255.255.255:47800`` on a LAN, ``127.255.255.255:47800`` on loopback, the multicast
+group `DEFAULT_DISCOVERY_GROUP`, or any unicast address) every ``interval`` seconds while
+discovering; every `DiscoveryResponder` listening there answers with its name, player count,
+capacity, game name and game port. The client keeps a list of the servers that answered
+(``servers``), updated by each answer and pruned of servers silent for ``expiry`` seconds; it emits
+`ServerDiscovered` for each new server and `ServerLost` for each pruned one. Both objects are
+sans-I/O; `lagless.io.discovery` drives them on a broadcast or multicast socket.
 
 Wire format (big-endian):
 
@@ -40,6 +41,7 @@ from lagless.errors import ConfigError
 from lagless.game.events import DiscoveredServer, ServerDiscovered, ServerLost
 
 __all__ = [
+    "DEFAULT_DISCOVERY_GROUP",
     "DEFAULT_DISCOVERY_PORT",
     "MAX_REPLY_SIZE",
     "QUERY_SIZE",
@@ -54,6 +56,7 @@ __all__ = [
 ]
 
 DEFAULT_DISCOVERY_PORT: Final = 47800
+DEFAULT_DISCOVERY_GROUP: Final = "239.255.76.71"  # organisation-local multicast (239.255/16)
 QUERY_MAGIC: Final = b"LGDQ"
 REPLY_MAGIC: Final = b"LGDR"
 VERSION: Final = 1

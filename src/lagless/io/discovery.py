@@ -1,4 +1,4 @@
-"""UDP sockets and a poll driver for LAN discovery: broadcast queries, shared discovery ports.
+"""UDP sockets and a poll driver for LAN discovery: broadcast or multicast, shared discovery ports.
 
 The io half of spec 003 checklist 7.1 (LAN discovery; the sans-I/O half is
 ``lagless.game.discovery``). `open_discovery_socket` opens a non-blocking UDP socket that may send
@@ -11,7 +11,10 @@ object on such a socket from a game loop, like `PollEndpoint`: ``pump()`` once p
 Decisions: on Linux a datagram sent to a broadcast address (``255.255.255.255``, a subnet's
 broadcast, or ``127.255.255.255`` on loopback) reaches every socket bound to the port with
 ``SO_REUSEADDR``, while a unicast datagram reaches only one of them; tests therefore use
-``127.255.255.255``. A responder binds ``0.0.0.0`` (the wildcard) to hear broadcasts. A send the
+``127.255.255.255``. Multicast is the alternative where broadcast is filtered: responders join a
+group (e.g. ``lagless.game.DEFAULT_DISCOVERY_GROUP``, in the organisation-local 239.255/16
+scope) and the client queries ``group:port``; it goes out with TTL 1 and loops back to the
+sending host. A responder binds ``0.0.0.0`` (the wildcard) to hear broadcasts. A send the
 OS refuses (no route, broadcast not permitted) is counted in ``send_errors``, never raised; an
 exception from the driven object is counted in ``errors`` and logged, and the loop goes on.
 """
@@ -19,9 +22,11 @@ exception from the driven object is counted in ``errors`` and logged, and the lo
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import selectors
 import socket
+import struct
 import time
 from collections.abc import Callable
 from types import TracebackType
@@ -41,7 +46,12 @@ ERROR_RETRY = 0.01  # seconds before a pump that raised is tried again
 
 
 def open_discovery_socket(
-    local: Address | str, *, broadcast: bool = True, reuse: bool = False
+    local: Address | str,
+    *,
+    broadcast: bool = True,
+    reuse: bool = False,
+    group: str | None = None,
+    interface: str = "0.0.0.0",
 ) -> socket.socket:
     """Open a non-blocking IPv4 UDP socket for discovery.
 
@@ -49,9 +59,12 @@ def open_discovery_socket(
         local: Where to bind (``"0.0.0.0:47800"`` for a responder, ``"0.0.0.0:0"`` for a client).
         broadcast: Allow sending to broadcast addresses.
         reuse: Share the port with other sockets (every responder on a host binds the same one).
+        group: An IPv4 multicast group to join (a responder listening for multicast queries).
+        interface: The interface (its IPv4 address) for joining ``group`` and for sending
+            multicast; ``0.0.0.0`` lets the OS choose. Multicast goes out with TTL 1 (the LAN).
 
     Raises:
-        ConfigError: bad address, not IPv4, or the OS refused the bind.
+        ConfigError: bad address, not IPv4, not a multicast group, or the OS refused.
     """
     if isinstance(local, str):
         local = parse_hostport(local, field="discovery address")
@@ -72,10 +85,35 @@ def open_discovery_socket(
             sock.bind(sockaddr)
         except OSError as exc:
             raise ConfigError(f"discovery cannot bind {format_hostport(sockaddr)}: {exc}") from None
+        _multicast(sock, group, interface)
     except BaseException:
         sock.close()
         raise
     return sock
+
+
+def _multicast(sock: socket.socket, group: str | None, interface: str) -> None:
+    try:
+        local = ipaddress.IPv4Address(interface)
+        joined = None if group is None else ipaddress.IPv4Address(group)
+    except ValueError:
+        raise ConfigError(
+            f"discovery group and interface must be IPv4 addresses, got {group}, {interface}"
+        ) from None
+    if joined is not None and not joined.is_multicast:
+        raise ConfigError(f"discovery group must be a multicast address (224/4), got {group}")
+    try:
+        sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
+        sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
+        if not local.is_unspecified:
+            sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, local.packed)
+        if joined is not None:
+            membership = struct.pack("4s4s", joined.packed, local.packed)
+            sock.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, membership)
+    except OSError as exc:
+        raise ConfigError(
+            f"discovery cannot use multicast group {group} on {interface}: {exc}"
+        ) from None
 
 
 class BroadcastEndpoint(Generic[T]):
@@ -86,6 +124,8 @@ class BroadcastEndpoint(Generic[T]):
         local: Address to bind.
         broadcast: Allow broadcast destinations.
         reuse: Share the port (responders).
+        group: A multicast group to join (responders).
+        interface: Interface address for multicast (see `open_discovery_socket`).
         clock: Monotonic clock in seconds.
     """
 
@@ -96,10 +136,14 @@ class BroadcastEndpoint(Generic[T]):
         *,
         broadcast: bool = True,
         reuse: bool = False,
+        group: str | None = None,
+        interface: str = "0.0.0.0",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.obj = obj
-        self.sock = open_discovery_socket(local, broadcast=broadcast, reuse=reuse)
+        self.sock = open_discovery_socket(
+            local, broadcast=broadcast, reuse=reuse, group=group, interface=interface
+        )
         self._clock = clock
         self._selector = selectors.DefaultSelector()
         self._selector.register(self.sock, selectors.EVENT_READ)
