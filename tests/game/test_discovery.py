@@ -70,8 +70,9 @@ def test_client_lists_updates_expires_and_stops() -> None:
     }
     hosts = {"a": ("192.168.1.10", 47800), "b": ("192.168.1.11", 47800)}
     t = 10.0
-    client.start([("192.168.1.255", 47800)], t)
+    live = client.start([("192.168.1.255", 47800)], t)
     assert client.discovering
+    assert len(live) == 0
 
     def exchange(now: float, who: tuple[str, ...] = ("a", "b")) -> None:
         client.handle_timer(now)
@@ -94,6 +95,9 @@ def test_client_lists_updates_expires_and_stops() -> None:
     exchange(t + 0.25)
     assert _events(client) == []  # an update is not a new discovery
     assert [s.players for s in client.servers] == [2, 5]
+    assert [s.players for s in live] == [2, 5]  # the list discover() returned has updated
+    assert live[0].name == "a"
+    assert [s.name for s in live[1:]] == ["b"]
     exchange(t + 0.5, who=("a",))
     exchange(t + 0.75, who=("a",))
     exchange(t + 1.3, who=("a",))  # b silent since t + 0.252: gone after 1 s
@@ -108,7 +112,8 @@ def test_client_lists_updates_expires_and_stops() -> None:
     late = encode_reply(0, PROTOCOL, ServerAnnouncement("c", 0, 4, 40003))
     client.receive_datagram(late, ("192.168.1.12", 47800), t + 2.0)
     client.receive_datagram(b"junk", ("192.168.1.12", 47800), t + 2.0)
-    assert client.servers == []
+    assert list(client.servers) == []
+    assert len(live) == 0
     assert client.drops == {"stale": 1, "malformed": 1}
     client.clear()
 

@@ -225,7 +225,7 @@ def discover_command(
             return count is None or len(found) < count
 
         signum = _run(step, timeout)
-        servers = client.servers
+        servers = list(client.servers)
     if as_json:
         rows = [
             {

@@ -17,6 +17,7 @@ from lagless.game.discovery import DiscoveryClient as DiscoveryClient
 from lagless.game.discovery import DiscoveryReply as DiscoveryReply
 from lagless.game.discovery import DiscoveryResponder as DiscoveryResponder
 from lagless.game.discovery import ServerAnnouncement as ServerAnnouncement
+from lagless.game.discovery import ServerList as ServerList
 from lagless.game.discovery import decode_query as decode_query
 from lagless.game.discovery import decode_reply as decode_reply
 from lagless.game.discovery import encode_query as encode_query
@@ -125,6 +126,7 @@ __all__ = [
     "RoomServer",
     "ServerAnnouncement",
     "ServerDiscovered",
+    "ServerList",
     "ServerLost",
     "Shoot",
     "ShotJudged",

@@ -29,13 +29,12 @@ from typing import Any
 
 from lagless._types import Address
 from lagless.errors import LocalProtocolError
-from lagless.game.discovery import REPLY_MAGIC, DiscoveryClient
+from lagless.game.discovery import REPLY_MAGIC, DiscoveryClient, ServerList
 from lagless.game.entities import GAME_CLASSES, GAME_EVENTS, Avatar, Kicked, Shoot
 from lagless.game.events import (
     ConnectingFailed,
     ConnectionEnded,
     ConnectionEstablished,
-    DiscoveredServer,
 )
 from lagless.replication import (
     EventReceived,
@@ -184,9 +183,10 @@ class GameClient:
 
     # -- discovery (spec 003 §5.4.2) ----------------------------------------------------------
 
-    def discover(self, targets: Sequence[Address], now: float) -> None:
-        """Start LAN discovery towards broadcast or unicast ``targets`` (``DoDiscover``)."""
-        self.discovery.start(targets, now)
+    def discover(self, targets: Sequence[Address], now: float) -> ServerList:
+        """Start LAN discovery towards broadcast, multicast or unicast ``targets``
+        (``DoDiscover``); return the live list of servers found (it updates as they answer)."""
+        return self.discovery.start(targets, now)
 
     def stop_discovering(self) -> None:
         """Stop sending discovery queries (``StopDiscovering``)."""
@@ -198,7 +198,7 @@ class GameClient:
         return self.discovery.discovering
 
     @property
-    def discovered_servers(self) -> list[DiscoveredServer]:
+    def discovered_servers(self) -> ServerList:
         """The servers found so far (``GetDiscoveredServers``), updated by every answer."""
         return self.discovery.servers
 

@@ -34,7 +34,7 @@ import struct
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, overload
 
 from lagless._types import Address
 from lagless.errors import ConfigError
@@ -49,6 +49,7 @@ __all__ = [
     "DiscoveryReply",
     "DiscoveryResponder",
     "ServerAnnouncement",
+    "ServerList",
     "decode_query",
     "decode_reply",
     "encode_query",
@@ -222,6 +223,32 @@ class DiscoveryResponder:
         return None
 
 
+class ServerList(Sequence[DiscoveredServer]):
+    """A live view of a `DiscoveryClient`'s servers, sorted by address: it changes as answers
+    arrive and servers expire (what ``discover()`` returns: "a list that updates")."""
+
+    def __init__(self, servers: dict[Address, DiscoveredServer]) -> None:
+        self._servers = servers
+
+    def __len__(self) -> int:
+        """Servers listed now."""
+        return len(self._servers)
+
+    @overload
+    def __getitem__(self, index: int) -> DiscoveredServer: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[DiscoveredServer]: ...
+
+    def __getitem__(self, index: int | slice) -> DiscoveredServer | list[DiscoveredServer]:
+        """The server(s) at ``index`` in the current sorted list."""
+        return [self._servers[a] for a in sorted(self._servers)][index]
+
+    def __repr__(self) -> str:
+        """``ServerList([...])`` of the current servers."""
+        return f"ServerList({list(self)!r})"
+
+
 class DiscoveryClient:
     """Finds servers by querying discovery addresses (spec 003 §5.4.2 ``DoDiscover``; sans-I/O).
 
@@ -261,13 +288,18 @@ class DiscoveryClient:
 
     # -- spec 003 §5.4.2 ----------------------------------------------------------------------
 
-    def start(self, targets: Sequence[Address], now: float) -> None:
-        """Start (or restart) discovering: query ``targets`` now and every ``interval``."""
+    def start(self, targets: Sequence[Address], now: float) -> ServerList:
+        """Start (or restart) discovering: query ``targets`` now and every ``interval``.
+
+        Returns:
+            The live list of discovered servers (`ServerList`).
+        """
         if not targets:
             raise ConfigError("discovery needs at least one target address")
         self._targets = tuple(targets)
         self._nonce = self.rng.getrandbits(32)
         self._next_query = now
+        return ServerList(self._servers)
 
     def stop(self) -> None:
         """Stop discovering (thesis ``StopDiscovering``); the list is kept."""
@@ -279,9 +311,9 @@ class DiscoveryClient:
         return self._next_query is not None
 
     @property
-    def servers(self) -> list[DiscoveredServer]:
-        """The discovered servers, by address (``GetDiscoveredServers``)."""
-        return [self._servers[a] for a in sorted(self._servers)]
+    def servers(self) -> ServerList:
+        """The discovered servers, by address, as a live list (``GetDiscoveredServers``)."""
+        return ServerList(self._servers)
 
     def remove_server(self, address: Address) -> bool:
         """Forget one server (``RemoveServer``); return whether it was listed."""
