@@ -59,7 +59,6 @@ def test_tiles_objects_and_scale() -> None:
         (6.0, 2.0, 8.0, 4.0),  # the flipped tile
     ]
     assert level.first_wall_hit((7.0, 7.0), (0.0, -1.0), 10.0) == pytest.approx(3.0)
-    assert level.inside(-1.0, 9.0, 0.5) == (0.5, 5.5)
 
 
 def test_shipped_arena() -> None:

@@ -100,12 +100,6 @@ class ConvexPolygon:
         moved.box = self.box + np.array([dx, dy, dx, dy])
         return moved
 
-    @property
-    def centre(self) -> tuple[float, float]:
-        """Mean of the vertices (m)."""
-        mean = self.vertices.mean(axis=0)
-        return float(mean[0]), float(mean[1])
-
 
 def regular_polygon(x: float, y: float, radius: float, sides: int = 8) -> ConvexPolygon:
     """A regular polygon with ``sides`` vertices on a circle of ``radius`` (m) around ``(x, y)``."""

@@ -76,13 +76,6 @@ class Level:
         """Distance (m) along a ray to the first wall within ``max_distance``, or None."""
         return ray_cast(self.walls, origin, direction, max_distance)
 
-    def inside(self, x: float, y: float, margin: float = 0.0) -> tuple[float, float]:
-        """``(x, y)`` clamped to the map's bounds shrunk by ``margin`` (m)."""
-        return (
-            min(max(x, margin), self.width - margin),
-            min(max(y, margin), self.height - margin),
-        )
-
 
 def _number(data: Mapping[str, Any], key: str, where: str) -> float:
     value = data.get(key, 0)
