@@ -417,3 +417,44 @@ def test_announcement_reports_live_players_and_an_interest_policy_limits_replica
     match.run(3.0)  # 18 m later they are within 5 m
     assert len(a.obj.world) == 2
     assert len(b.obj.world) == 2
+
+
+def test_server_bots_move_shoot_and_leave() -> None:
+    level = Level(40.0, 20.0, [ConvexPolygon.rectangle(19.0, 0.0, 2.0, 8.0)], [(10.0, 10.0)])
+    match = SimMatch(link=LINK, level=level, config=GameConfig(hitpoints=50))
+    player = match.add_client(1)
+    match.run(1.0)
+    bot = match.game.add_bot("robo")
+    human = match.game.avatar_of(player.obj.replication.client_id or 0)
+    assert human is not None
+    bot.pos = (30.0, 10.0)
+    human.pos = (10.0, 10.0)
+    match.run(0.5)
+    replica = player.obj.world.find(bot.id)
+    assert isinstance(replica, Avatar)
+    assert replica.name == "robo"
+    assert match.game.bots == [bot]
+    bot.steer = (-1.0, 0.0)
+    match.run(0.5)
+    assert bot.pos[0] == pytest.approx(27.0, abs=0.2)  # 6 m/s for 0.5 s
+    bot.steer = (0.0, 0.0)
+    assert match.game.bot_shoot(bot, human, match.now)  # 25 of 50
+    assert not match.game.bot_shoot(bot, human, match.now)  # cooldown
+    match.run(0.3)
+    assert not match.game.bot_shoot(bot, human, match.now, direction=math.pi / 2)  # aimed away
+    match.run(0.3)
+    assert match.game.bot_shoot(bot, human, match.now)  # lethal: held for the window
+    match.server.flush()
+    assert human.hp == 25
+    assert not human.dead
+    match.run(0.5)
+    assert human.dead
+    received = [e.event for e in match.client_events[0] if isinstance(e, EventReceived)]
+    assert [type(e).__name__ for e in received if isinstance(e, Hit | Killed)] == ["Hit", "Killed"]
+    bot_id = bot.id
+    assert match.game.remove_bot(bot)
+    assert not match.game.remove_bot(bot)
+    match.run(0.5)
+    assert player.obj.world.find(bot_id) is None
+    assert any(e.ident == bot_id for e in _of(match.client_events[0], ObjectDestroyed))
+    assert match.game.bots == []

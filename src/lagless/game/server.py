@@ -30,6 +30,9 @@ Decisions:
   ``respawn_delay`` with full hitpoints. Shots faster than the weapon's cooldown are dropped.
 * **Collisions** push an avatar out of walls fully and out of another avatar half each; a
   `Collision` event goes to everyone when a contact starts (not every tick it lasts).
+* **Bots** (`add_bot`) are server-owned avatars the application steers by writing their inputs;
+  `bot_shoot` judges a bot's shot at the present (the server's own view needs no rewind) with the
+  same range, wall and kill rules.
 * Avatars are octagons of ``radius`` for collision and axis-aligned boxes of half size
   ``radius`` for hit tests; positions are clamped to the map.
 * One client never stops the server: its malformed datagrams are counted by the transport, its
@@ -253,6 +256,7 @@ class GameServer:
         self._on_disconnect: Callable[[ClientInfo, str], None] | None = None
         self._players: dict[int, ClientInfo] = {}
         self._avatars: dict[int, Avatar] = {}
+        self._bots: dict[int, Avatar] = {}
         self._kicks: dict[int, float] = {}
         self._kicked: set[int] = set()
         self._respawns: dict[int, float] = {}
@@ -308,6 +312,52 @@ class GameServer:
     def avatar_of(self, client: int) -> Avatar | None:
         """The avatar a client owns, or None."""
         return self._avatars.get(client)
+
+    def add_bot(self, name: str) -> Avatar:
+        """Spawn a server-owned avatar (a bot) at a spawn point; the application steers it by
+        writing its ``steer`` and ``aim`` and fires with `bot_shoot`."""
+        bot = self.replication.spawn(
+            Avatar, pos=self._spawn_point(), hp=self.config.hitpoints, name=name[:16]
+        )
+        self._bots[bot.id] = bot
+        return bot
+
+    def remove_bot(self, bot: Avatar) -> bool:
+        """Remove a bot; return whether it was one of this server's bots."""
+        if self._bots.pop(bot.id, None) is None:
+            return False
+        self._respawns.pop(bot.id, None)
+        self._last_shot.pop(bot.id, None)
+        self.replication.destroy(bot)
+        return True
+
+    @property
+    def bots(self) -> list[Avatar]:
+        """The bots, in the order they were added."""
+        return list(self._bots.values())
+
+    def bot_shoot(
+        self, bot: Avatar, target: Avatar, now: float, *, direction: float | None = None
+    ) -> bool:
+        """Fire a bot's weapon at ``target`` as the server sees it now (no rewind: the server's
+        view is the present), aimed at its centre unless ``direction`` (rad) is given.
+
+        Returns:
+            True if the shot hit (damage taken now, or a kill handed to the rollback window).
+        """
+        if bot.id not in self._bots or not target.alive or target.dead:
+            return False
+        weapon = self._armed(bot, now)
+        if weapon is None:
+            return False
+        (x, y), (tx, ty) = bot.pos, target.pos
+        angle = math.atan2(ty - y, tx - x) if direction is None else direction
+        ray = (math.cos(angle), math.sin(angle))
+        r = self.config.radius
+        if not self._clear_shot(HitBox(tx, ty, r, r), (x, y), ray, weapon):
+            return False
+        self._hit(bot, target, weapon, now, now)
+        return True
 
     def kick(self, client: int, reason: str, now: float) -> bool:
         """Kick a client: tell it ``reason`` (at most 48 bytes), disconnect it soon after.
@@ -390,7 +440,7 @@ class GameServer:
             if due <= now:
                 del self._respawns[ident]
                 self._respawn(ident, now)
-        live = [a for a in self._avatars.values() if not a.dead]
+        live = [a for a in self._all_avatars() if not a.dead]
         if live:
             self._step(live, now)
         for decision in self.arbiter.release(now):
@@ -462,7 +512,7 @@ class GameServer:
 
     def _spawn_point(self) -> tuple[float, float]:
         """The spawn point farthest from every living avatar (ties drawn with ``rng``)."""
-        live = [a.pos for a in self._avatars.values() if a.alive and not a.dead]
+        live = [a.pos for a in self._all_avatars() if a.alive and not a.dead]
         spawns = self.level.spawns
         if not live:
             return self.rng.choice(spawns)
@@ -499,16 +549,23 @@ class GameServer:
 
     # -- shots --------------------------------------------------------------------------------
 
-    def _shoot(self, client: int, shot: Shoot, sent: float, now: float) -> None:
-        avatar = self._avatars.get(client)
+    def _armed(self, avatar: Avatar | None, now: float) -> Weapon | None:
+        """The avatar's weapon if it may fire at ``now`` (alive, cooldown over), else None."""
         if avatar is None or avatar.dead:
             self.drops["shooter_dead"] += 1
-            return
+            return None
         weapon = self.config.weapons[min(avatar.weapon, len(self.config.weapons) - 1)]
-        if now - self._last_shot.get(client, -math.inf) < weapon.cooldown * 0.9:
+        if now - self._last_shot.get(avatar.id, -math.inf) < weapon.cooldown * 0.9:
             self.drops["cooldown"] += 1
+            return None
+        self._last_shot[avatar.id] = now
+        return weapon
+
+    def _shoot(self, client: int, shot: Shoot, sent: float, now: float) -> None:
+        avatar = self._avatars.get(client)
+        weapon = self._armed(avatar, now)
+        if avatar is None or weapon is None:
             return
-        self._last_shot[client] = now
         target = self.world.resolve(shot.target)
         stats = self.transport.connection_statistics(client)
         rtt = stats.rtt if stats is not None else 0.0
@@ -524,22 +581,35 @@ class GameServer:
         blocked = False
         if verdict.accepted and isinstance(target, Avatar) and verdict.time is not None:
             shape = self.lagcomp.history.shape_at(target.id, verdict.time)
-            distance = None if shape is None else ray_distance(shape, shot.origin, direction)
-            wall = None
-            if distance is not None:
-                wall = self.level.first_wall_hit(shot.origin, direction, distance)
-            blocked = distance is None or distance > weapon.range or wall is not None
+            blocked = not self._clear_shot(shape, shot.origin, direction, weapon)
         self._events.append(ShotJudged(client, verdict, blocked))
-        if not verdict.accepted or blocked or not isinstance(target, Avatar):
-            return
-        if weapon.damage < target.hp:
-            target.hp -= weapon.damage
-            hit = Hit(shooter=avatar, victim=target, damage=weapon.damage, hp=target.hp)
-            self.replication.send_event(hit, Target.everyone(), now)
-        else:
+        if verdict.accepted and not blocked and isinstance(target, Avatar):
             # the kill's time is the shot's absolute server-time stamp (when the trigger was
             # pulled), clamped to now: spec 000 §5.2.3 orders kills by it
-            self.arbiter.submit(Kill(avatar.id, target.id, min(sent, now)), now)
+            self._hit(avatar, target, weapon, min(sent, now), now)
+
+    def _clear_shot(
+        self,
+        shape: HitShape | None,
+        origin: tuple[float, float],
+        direction: tuple[float, float],
+        weapon: Weapon,
+    ) -> bool:
+        """Whether a ray hits ``shape`` within the weapon's range with no wall before it."""
+        distance = None if shape is None else ray_distance(shape, origin, direction)
+        if distance is None or distance > weapon.range:
+            return False
+        return self.level.first_wall_hit(origin, direction, distance) is None
+
+    def _hit(
+        self, shooter: Avatar, target: Avatar, weapon: Weapon, time: float, now: float
+    ) -> None:
+        if weapon.damage < target.hp:
+            target.hp -= weapon.damage
+            hit = Hit(shooter=shooter, victim=target, damage=weapon.damage, hp=target.hp)
+            self.replication.send_event(hit, Target.everyone(), now)
+        else:
+            self.arbiter.submit(Kill(shooter.id, target.id, time), now)
 
     # -- clients ------------------------------------------------------------------------------
 
@@ -590,7 +660,6 @@ class GameServer:
         self.transport.arrivals.pop(client, None)
         info = self._players.pop(client, None)
         self._kicks.pop(client, None)
-        self._last_shot.pop(client, None)
         if info is None:
             self._kicked.discard(client)
             return
@@ -604,8 +673,12 @@ class GameServer:
         if self._on_disconnect is not None:
             self._on_disconnect(info, reason)
 
+    def _all_avatars(self) -> list[Avatar]:
+        return [*self._avatars.values(), *self._bots.values()]
+
     def _remove_avatar(self, client: int) -> None:
         avatar = self._avatars.pop(client, None)
         if avatar is not None and avatar.alive:
             self._respawns.pop(avatar.id, None)
+            self._last_shot.pop(avatar.id, None)
             self.replication.destroy(avatar)
