@@ -22,7 +22,8 @@ Decisions:
   the network or from a savegame carry generation 0, which resolves to whatever holds the ID.
 * **Change detection** (thesis ``IsDataUpdated`` / ``OldID``): `World.changes` drains the
   spawns, destroys, owner changes and string/bytes writes since the last drain; numeric fields
-  are compared by code against each client's baseline by the snapshot engine instead.
+  are compared by code against each client's baseline by the snapshot engine instead, and
+  ``RefField.is_updated(obj)`` tells the game whether a reference's ID changed.
 * **Savegames** (`World.save` / `World.load`) are JSON through the schema, with the pool's next
   ID, so a loaded world never reissues an ID of the saved one.
 """
