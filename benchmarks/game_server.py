@@ -13,7 +13,11 @@ is what each client receives, application payload plus the 28-byte IPv4+UDP head
 The competitor is the collision step without the broad phase: exact SAT for every pair of
 avatars and every avatar-wall pair, timed on the same positions; the ratio is printed.
 
-Run: ``python benchmarks/game_server.py [--players N] [--seconds S] [--json]``.
+With ``--server-bots N`` the server also hosts N server-side bots (`GameServer.add_bot`, steered
+and firing from the benchmark; no connection each): ``--players 1 --server-bots 16`` is the
+issue's "16 bots + 1 player" with bots that cost no transport.
+
+Run: ``python benchmarks/game_server.py [--players N] [--server-bots N] [--seconds S] [--json]``.
 """
 
 from __future__ import annotations
@@ -90,8 +94,11 @@ def _collide_all_pairs(game: GameServer) -> float:
     return time.process_time() - start
 
 
-def run(players: int = 17, seconds: float = 20.0, seed: int = 1) -> dict[str, Any]:
-    """Run the match; return the measured numbers."""
+def run(
+    players: int = 17, seconds: float = 20.0, seed: int = 1, server_bots: int = 0
+) -> dict[str, Any]:
+    """Run the match (``players`` client bots, ``server_bots`` server-side bots); return the
+    measured numbers."""
     rng = random.Random(seed)
     scheduler = Scheduler(start=10.0)
     network = Network(scheduler, seed=seed, default_link=LinkConfig(latency=0.02))
@@ -114,10 +121,16 @@ def run(players: int = 17, seconds: float = 20.0, seed: int = 1) -> dict[str, An
         bot.poke(lambda c, n=n, now=now: c.connect(SERVER, now, client_id=n + 1, name=f"bot{n}"))
         bots.append(bot)
 
+    robots = [game.add_bot(f"robot{n}") for n in range(server_bots)]
+
     def steer() -> None:
         for bot in bots:
             angle = rng.uniform(-math.pi, math.pi)
             bot.poke(lambda c, a=angle: c.move((math.cos(a), math.sin(a)), a))
+        for robot in robots:
+            angle = rng.uniform(-math.pi, math.pi)
+            robot.steer = (math.cos(angle), math.sin(angle))
+            robot.aim = angle
         scheduler.call_at(scheduler.now + 0.5, steer)
 
     def fire() -> None:
@@ -131,6 +144,11 @@ def run(players: int = 17, seconds: float = 20.0, seed: int = 1) -> dict[str, An
             if others and mine is not None and not mine.dead and bot.obj.is_connected:
                 target = rng.choice(others)
                 bot.poke(lambda c, t=target: c.shoot(t, scheduler.now))
+        everyone = [a for a in game.world if isinstance(a, Avatar) and not a.dead]
+        for robot in robots:
+            others = [a for a in everyone if a is not robot]
+            if others and not robot.dead:
+                game.bot_shoot(robot, rng.choice(others), scheduler.now)
         scheduler.call_at(scheduler.now + 0.6, fire)
 
     scheduler.run(until=scheduler.now + 2.0)  # everyone joins
@@ -154,6 +172,7 @@ def run(players: int = 17, seconds: float = 20.0, seed: int = 1) -> dict[str, An
     ours = (time.process_time() - start) * 1000.0
     return {
         "players": len(game.clients),
+        "server_bots": len(game.bots),
         "seconds": seconds,
         "sim_ticks": ticks,
         "server_ms_per_tick": round(server_ms, 3),
@@ -175,9 +194,10 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=17)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--server-bots", type=int, default=0)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = run(args.players, args.seconds, args.seed)
+    result = run(args.players, args.seconds, args.seed, args.server_bots)
     if args.json:
         print(json.dumps(result))
         return

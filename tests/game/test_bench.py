@@ -30,3 +30,10 @@ def test_game_server_bench_small_run() -> None:
     assert result["server_ms_per_tick"] > result["simulate_ms_median"] / 2
     assert result["client_kBps_with_headers"] > result["client_kBps_payload"] > 0
     assert result["collision_all_pairs_ms"] > 0
+
+
+def test_game_server_bench_with_server_bots() -> None:
+    result = _bench("game_server").run(players=1, seconds=1.0, server_bots=3)
+    assert result["players"] == 1
+    assert result["server_bots"] == 3
+    assert result["server_ms_per_tick"] > 0
