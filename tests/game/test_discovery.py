@@ -112,8 +112,8 @@ def test_client_lists_updates_expires_and_stops() -> None:
     late = encode_reply(0, PROTOCOL, ServerAnnouncement("c", 0, 4, 40003))
     client.receive_datagram(late, ("192.168.1.12", 47800), t + 2.0)
     client.receive_datagram(b"junk", ("192.168.1.12", 47800), t + 2.0)
-    assert list(client.servers) == []
-    assert len(live) == 0
+    assert client.servers == []
+    assert live == ()
     assert client.drops == {"stale": 1, "malformed": 1}
     client.clear()
 

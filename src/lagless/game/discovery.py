@@ -244,6 +244,14 @@ class ServerList(Sequence[DiscoveredServer]):
         """The server(s) at ``index`` in the current sorted list."""
         return [self._servers[a] for a in sorted(self._servers)][index]
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to any list or tuple holding the same servers in the same order."""
+        if isinstance(other, ServerList | list | tuple):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # it changes: unhashable, like a list
+
     def __repr__(self) -> str:
         """``ServerList([...])`` of the current servers."""
         return f"ServerList({list(self)!r})"
