@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from typer.testing import CliRunner
 
@@ -67,3 +68,11 @@ def test_serve_prints_status_only_when_clients_or_objects_change() -> None:
     assert len(status) == len(set(line.split(" updates")[0] for line in status)) <= 3
     assert seen[0] == 0
     assert max(seen) == 2
+
+
+def test_bots_command_leaves_the_transport_log_as_it_found_it() -> None:
+    log = logging.getLogger("lagless.transport")
+    before = list(log.filters)
+    result = CliRunner().invoke(app, ["bots", "127.0.0.1:1", "--count", "0"])
+    assert result.exit_code == 2
+    assert log.filters == before

@@ -97,7 +97,9 @@ def bots_command(
     seed: int = typer.Option(0, "--seed", help="mobility seed"),
 ) -> None:
     """Connect N bots to a VFC server and move them (spread or clustered by map)."""
-    logging.getLogger("lagless.transport").addFilter(_Once())
+    once = _Once()
+    transport_log = logging.getLogger("lagless.transport")
+    transport_log.addFilter(once)
     try:
         address = peer_address(server, field="the server address")
         in_range(count, "--count", 1, MAX_BOTS)
@@ -117,6 +119,8 @@ def bots_command(
         fail(str(exc))
     except ServerLost as exc:
         fail(str(exc), status=1)
+    finally:
+        transport_log.removeFilter(once)
     exit_for(signum)
     if summary.joined < count:
         fail(f"only {summary.joined} of {count} bots were connected at the end", status=1)
