@@ -34,6 +34,8 @@ def test_long_running_commands_stop_on_the_first_signal(
         "lab", "run", "realtime/sports", "--out", str(tmp_path / "lab"), nice=CPU_BOUND_NICE
     )
     swarm = lagless("gossip", "swarm", "-n", "3", "--duration", "60")
+    game = lagless("game", "serve", "--port", "0", "--discovery-port", "0", "--quiet")
+    rooms = lagless("game", "rooms", "--port", "0")
     serve_port = serve.wait_line(r"on 127\.0\.0\.1:(\d+)").group(1)
     vfc_port = vfc.wait_line(r"vfc server on 127\.0\.0\.1:(\d+)").group(1)
     lobby_port = lobby.wait_line(r"lobby on 127\.0\.0\.1:(\d+)").group(1)
@@ -46,6 +48,8 @@ def test_long_running_commands_stop_on_the_first_signal(
     vfc.wait_line(r"^client \d+ joined")
     peer.wait_line(r"^peer [0-9a-f]{8} on ")
     swarm.wait_line(r"^swarm of 3 peers")
+    game.wait_line(r"^game server on 127\.0\.0\.1:")
+    rooms.wait_line(r"^room service on 127\.0\.0\.1:")
     bench.wait_line(r"^bench transport: running", stderr=True)
     lab.wait_line(r"^running realtime/sports \(full, seed 0\)", stderr=True)
     summaries = {
@@ -57,6 +61,8 @@ def test_long_running_commands_stop_on_the_first_signal(
         "gossip lobby": (lobby, " games opened"),
         "gossip peer": (peer, " peers; "),
         "gossip swarm": (swarm, "peers joined: "),
+        "game serve": (game, " players joined, "),
+        "game rooms": (rooms, " rooms open, "),
         "bench": (bench, "bench transport: interrupted after"),
         "lab run": (lab, "lab run realtime/sports: interrupted after"),
     }
