@@ -1,10 +1,10 @@
 """The first SIGINT or SIGTERM stops every long-running command within 2 s, with its summary.
 
 Each command runs as ``python -m lagless`` in its own process, all of them at once; once each is
-busy (its start-up line seen) each process in
-turn gets one signal and must exit within 2 s with status 128 + the signal's number, print its
-summary and no traceback or asyncio complaint. (Signalling all ten at once measures the
-machine: ten interpreters tearing down together on two cores take longer than 2 s.)
+busy (its start-up line seen) each process in turn gets one signal and must exit within 2 s with
+status 128 + the signal's number, print its summary and no traceback or asyncio complaint.
+(Signalling all twelve at once measures the machine: twelve interpreters tearing down together on
+two cores take longer than 2 s.)
 """
 
 from __future__ import annotations
