@@ -7,3 +7,10 @@ writes ``last-frame.png`` and ``summary.json`` (``lagless.demo.headless``), and 
 machines over real UDP (``lagless.demo.net``). pygame-ce (the ``demo`` extra) is imported only by
 the modules that draw.
 """
+
+from __future__ import annotations
+
+import os
+
+# pygame prints a banner on import unless told not to; the demo's output is its table
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")

@@ -241,6 +241,10 @@ class BotServer:
         self._busy = 0.0  # s spent in the server since the last tick
         self._ticks = 0
         self._samples: deque[float] = deque(maxlen=TICK_SAMPLES)
+        self.bytes_sent = 0
+        """UDP payload bytes the server handed out, bytes."""
+        self.datagrams_sent = 0
+        """Datagrams the server handed out."""
 
     def _ticks_run(self) -> int:
         return round(self.server.world.time * self.server.config.tick_rate)
@@ -290,6 +294,8 @@ class BotServer:
         started = self._clock()
         out = self.server.datagrams_to_send(now)
         self._charge(started)
+        self.datagrams_sent += len(out)
+        self.bytes_sent += sum(len(data) for data, _ in out)
         return out
 
     def next_timer(self) -> float | None:

@@ -21,12 +21,20 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Final
 
-from lagless.demo.arena import ArenaBot, spawn, view_name
+from lagless.demo.arena import ArenaBot, TickStats, spawn, view_name
 from lagless.errors import LocalProtocolError
 from lagless.physics import CarState, Keys, PhysicsClient
 from lagless.smoothing.state import DisplayState
 
-__all__ = ["PATH_INTERVAL", "PATH_POINTS", "Autopilot", "LiveStatus", "Paths", "live_status"]
+__all__ = [
+    "PATH_INTERVAL",
+    "PATH_POINTS",
+    "Autopilot",
+    "LiveStatus",
+    "Paths",
+    "hud_lines",
+    "live_status",
+]
 
 PATH_INTERVAL: Final = 0.1  # s between path points
 PATH_POINTS: Final = 3000  # points kept per car (5 minutes)
@@ -127,3 +135,18 @@ class Autopilot:
         if self._bot is None:
             self._bot = ArenaBot(self._rng, spawn(client.car_id))
         return self._bot.keys(state, now)
+
+
+def hud_lines(status: LiveStatus, tick: TickStats | None, *, keys_help: bool) -> list[str]:
+    """Return the HUD's text lines for ``status`` (and the server's tick time when local)."""
+    link = "connected" if status.connected else "connecting..."
+    lines = [
+        f"RTT {status.rtt_ms:.0f} ms   loss {100.0 * status.loss:.1f} %   "
+        f"in {status.kbps_in:.2f} kB/s   out {status.kbps_out:.2f} kB/s",
+        f"model {status.model}   profile {status.profile}   cars {status.cars}   {link}",
+    ]
+    if tick is not None and tick.ticks:
+        lines.append(f"server tick {tick.avg_ms:.2f} ms avg, {tick.p99_ms:.2f} ms p99")
+    if keys_help:
+        lines.append("arrows/WASD drive   M model   P profile   Esc quit")
+    return lines

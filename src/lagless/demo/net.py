@@ -1,0 +1,263 @@
+"""The demo split across machines over real UDP: ``--server`` and ``--connect HOST:PORT``.
+
+``serve_match`` runs the arena's ``BotServer`` on an asyncio UDP endpoint (``lagless.io``); with a
+network profile it binds the server to an ephemeral loopback port and puts
+``lagless.io.proxy.Proxy`` in front of it on the public address, so every client's datagrams
+cross the profile's links (``up`` client → server, ``down`` server → client). ``UdpPlayer`` is
+the player's side: a ``PhysicsClient`` on a ``PollEndpoint`` pumped once per frame, for the
+window or a headless client run.
+
+Decisions:
+    * The simulated link lives with the server (``--server --profile NAME``): the proxy models
+      each client's own access link. A client cannot switch it live (the HUD names it
+      ``server side``).
+    * Server time is the event loop's clock (``loop.time()``, the clock ``AsyncEndpoint``
+      drives the object with), so tick 0 is when the server starts.
+    * The per-client rate a server reports is its bytes out (with 28 IPv4+UDP header bytes per
+      datagram) per second, divided by the players connected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from lagless._types import Address
+from lagless.demo.arena import (
+    PROTOCOL_ID,
+    BotServer,
+    TickStats,
+    make_client,
+    make_server,
+    view_name,
+)
+from lagless.demo.match import CLEAN, check_profile
+from lagless.demo.session import Autopilot, LiveStatus, Paths, live_status
+from lagless.errors import ConfigError, LocalProtocolError
+from lagless.io import PollEndpoint, Proxy, ProxyConfig, open_endpoint
+from lagless.io.udp import resolve, wildcard_for
+from lagless.netsim import get_profile
+from lagless.physics import Keys, PhysicsClient
+from lagless.smoothing.state import DisplayState
+
+__all__ = ["REMOTE_PROFILE", "ServerStatus", "UdpPlayer", "serve_match"]
+
+REMOTE_PROFILE: Final = "server side"
+"""What a ``--connect`` client's HUD shows as its profile: the link is the server's business."""
+UDP_HEADER: Final = 28  # bytes of IPv4+UDP header per datagram
+_AUTOPILOT_INTERVAL: Final = 0.05  # s
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerStatus:
+    """What a demo server reports once a second and at the end."""
+
+    address: Address
+    """Where clients connect (the proxy's address when a profile is on)."""
+    elapsed: float
+    """Seconds since the server started."""
+    players: int
+    """Players connected."""
+    bots: int
+    """Bots driving."""
+    tick: TickStats
+    """Server time per tick."""
+    kbps_per_client: float
+    """kB/s (1000 bytes, with IPv4+UDP headers) sent per connected player, averaged so far."""
+    profile: str
+    """The profile between the clients and the server."""
+
+
+def _status(server: BotServer, address: Address, elapsed: float, profile: str) -> ServerStatus:
+    players = len(server.server.cars)
+    wire = server.bytes_sent + UDP_HEADER * server.datagrams_sent
+    per_client = wire / max(elapsed, 1e-9) / 1000.0 / players if players else 0.0
+    return ServerStatus(
+        address=address,
+        elapsed=elapsed,
+        players=players,
+        bots=len(server.bots),
+        tick=server.tick_stats(),
+        kbps_per_client=per_client,
+        profile=profile,
+    )
+
+
+async def serve_match(
+    address: Address,
+    *,
+    bots: int,
+    seed: int,
+    profile: str,
+    duration: float | None,
+    stop: asyncio.Event,
+    on_start: Callable[[ServerStatus], None],
+    report: Callable[[ServerStatus], None] | None = None,
+) -> ServerStatus:
+    """Serve the arena with bots over UDP until ``duration`` s pass or ``stop`` is set.
+
+    Args:
+        address: Numeric ``(ip, port)`` to serve on; port 0 picks a free one.
+        bots: Bots on the server.
+        seed: Seeds the server, the bots and the proxy's links.
+        profile: A network profile to put in front of the server, or ``CLEAN``.
+        duration: Seconds to run, or ``None`` until ``stop``.
+        stop: Set it to stop the server.
+        on_start: Called once the sockets are bound, with the address clients connect to.
+        report: Called once a second with the server's status, or ``None``.
+
+    Returns:
+        The final status.
+
+    Raises:
+        ConfigError: Unknown profile, bad duration, or an address that cannot be bound.
+    """
+    profile = check_profile(profile)
+    if duration is not None and not (math.isfinite(duration) and duration > 0.0):
+        raise ConfigError(f"--duration must be a number of seconds > 0, got {duration:g}")
+    loop = asyncio.get_running_loop()
+    proxied = profile != CLEAN
+    bind = ("127.0.0.1", 0) if proxied else address
+    server = make_server(address, bots=bots, rng=random.Random(seed), start=loop.time())
+    proxy: Proxy | None = None
+    async with open_endpoint(server, bind) as endpoint:
+        public = endpoint.address
+        try:
+            if proxied:
+                chosen = get_profile(profile)
+                proxy = Proxy(
+                    ProxyConfig(
+                        listen=address,
+                        forward=endpoint.address,
+                        up=chosen.up,
+                        down=chosen.down,
+                        seed=seed,
+                    )
+                )
+                await proxy.start()
+                public = proxy.listen_address
+            started = loop.time()
+            on_start(_status(server, public, 0.0, profile))
+            next_report = started + 1.0
+            end = math.inf if duration is None else started + duration
+            while not stop.is_set() and loop.time() < end:
+                timeout = max(0.0, min(next_report, end) - loop.time())
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout)
+                if report is not None and loop.time() >= next_report:
+                    next_report += 1.0
+                    report(_status(server, public, loop.time() - started, profile))
+            return _status(server, public, loop.time() - started, profile)
+        finally:
+            if proxy is not None:
+                await proxy.close()
+
+
+class UdpPlayer:
+    """A player's client over real UDP, pumped once per frame (window or headless).
+
+    Args:
+        server: ``(host, port)`` of a ``--server`` (a name or an IP).
+        seed: Seeds the client and the autopilot.
+        model: Display model of the cars.
+        autopilot: Drive the own car with a bot (headless); otherwise ``set_keys`` does.
+
+    Raises:
+        ConfigError: The server's host does not resolve.
+    """
+
+    def __init__(self, server: Address, *, seed: int, model: str, autopilot: bool) -> None:
+        """Open the socket and start connecting."""
+        family, numeric = resolve(server, field="--connect")
+        rng = random.Random(seed)
+        self.client: PhysicsClient = make_client(rng)
+        self.endpoint = PollEndpoint(self.client, wildcard_for(family))
+        self.profile = REMOTE_PROFILE
+        self.model = model
+        self.paths = Paths()
+        self._autopilot = Autopilot(random.Random(rng.getrandbits(64))) if autopilot else None
+        self._next_drive = -math.inf
+        self.client.transport.connect_insecure(
+            server_addresses=[numeric],
+            protocol_id=PROTOCOL_ID,
+            client_id=rng.getrandbits(63),
+            now=time.monotonic(),
+        )
+        self.endpoint.flush()
+        self._opened = time.monotonic()
+        self._rate_samples: list[float] = []
+        self._next_rate = self._opened + 1.0
+
+    @property
+    def now(self) -> float:
+        """Seconds since the player started."""
+        return time.monotonic() - self._opened
+
+    def set_profile(self, name: str) -> None:
+        """Refuse: the link of a ``--connect`` client is the server's (``--server --profile``).
+
+        Raises:
+            ConfigError: Always.
+        """
+        raise ConfigError(f"profile {name!r}: put --profile on the --server side")
+
+    def set_model(self, model: str) -> None:
+        """Show the cars through display model ``model`` from now on."""
+        self.model = model
+
+    def set_keys(self, keys: Keys) -> None:
+        """Hold ``keys`` on the own car from now on."""
+        self.client.set_keys(keys, time.monotonic())
+        self.endpoint.flush()
+
+    def advance(self) -> dict[int, DisplayState]:
+        """Pump the socket, drive (autopilot) and return the cars shown now."""
+        self.endpoint.pump()
+        now = time.monotonic()
+        if self._autopilot is not None and now >= self._next_drive:
+            self._next_drive = now + _AUTOPILOT_INTERVAL
+            keys = self._autopilot.keys(self.client, self.model, now)
+            if keys is not None:
+                self.set_keys(keys)
+        if now >= self._next_rate:
+            self._next_rate += 1.0
+            self._rate_samples.append(self.status(0).kbps_in)
+        shown = self.client.display(now, view_name(self.model))
+        self.paths.sample(shown, now)
+        return shown
+
+    def wait(self, timeout: float) -> None:
+        """Sleep until a datagram, the client's next deadline or ``timeout`` s."""
+        self.endpoint.wait(timeout)
+
+    def status(self, cars: int) -> LiveStatus:
+        """Return the HUD figures with ``cars`` cars shown."""
+        return live_status(self.client, cars, model=self.model, profile=self.profile)
+
+    def tick_stats(self) -> TickStats | None:
+        """Return ``None``: the server's tick time is measured on the server."""
+        return None
+
+    def kbps_in_avg(self) -> float:
+        """Return the mean of the once-a-second payload kB/s received so far (0 before 1 s)."""
+        samples = self._rate_samples
+        return sum(samples) / len(samples) if samples else 0.0
+
+    def packets_received(self) -> int:
+        """Return the payload packets received so far (0 before connecting)."""
+        try:
+            return self.client.transport.connection_statistics().packets_received
+        except LocalProtocolError:
+            return 0
+
+    def close(self) -> None:
+        """Disconnect and close the socket."""
+        self.client.transport.disconnect()
+        self.endpoint.flush()
+        self.endpoint.close()
