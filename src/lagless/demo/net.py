@@ -14,7 +14,7 @@ Decisions:
     * Server time is the event loop's clock (``loop.time()``, the clock ``AsyncEndpoint``
       drives the object with), so tick 0 is when the server starts.
     * The per-client rate a server reports is its bytes out (with 28 IPv4+UDP header bytes per
-      datagram) per second, divided by the players connected.
+      datagram) over each second, divided by the players connected at its end.
 """
 
 from __future__ import annotations
@@ -69,22 +69,47 @@ class ServerStatus:
     tick: TickStats
     """Server time per tick."""
     kbps_per_client: float
-    """kB/s (1000 bytes, with IPv4+UDP headers) sent per connected player, averaged so far."""
+    """kB/s (1000 bytes, with IPv4+UDP headers) sent per connected player: over the last second
+    in a report, the mean over the seconds with players in the final status."""
     profile: str
     """The profile between the clients and the server."""
 
 
-def _status(server: BotServer, address: Address, elapsed: float, profile: str) -> ServerStatus:
-    players = len(server.server.cars)
-    wire = server.bytes_sent + UDP_HEADER * server.datagrams_sent
-    per_client = wire / max(elapsed, 1e-9) / 1000.0 / players if players else 0.0
+class _Rates:
+    """Per-client kB/s over each report interval, and their mean over intervals with players."""
+
+    def __init__(self) -> None:
+        self._last_t = 0.0
+        self._last_wire = 0
+        self._samples: list[float] = []
+        self.last = 0.0
+
+    def sample(self, server: BotServer, elapsed: float) -> None:
+        wire = server.bytes_sent + UDP_HEADER * server.datagrams_sent
+        players = len(server.server.cars)
+        span = elapsed - self._last_t
+        if players and span > 0.0:
+            self.last = (wire - self._last_wire) / span / 1000.0 / players
+            self._samples.append(self.last)
+        else:
+            self.last = 0.0
+        self._last_t, self._last_wire = elapsed, wire
+
+    @property
+    def mean(self) -> float:
+        return sum(self._samples) / len(self._samples) if self._samples else 0.0
+
+
+def _status(
+    server: BotServer, address: Address, elapsed: float, profile: str, kbps: float
+) -> ServerStatus:
     return ServerStatus(
         address=address,
         elapsed=elapsed,
-        players=players,
+        players=len(server.server.cars),
         bots=len(server.bots),
         tick=server.tick_stats(),
-        kbps_per_client=per_client,
+        kbps_per_client=kbps,
         profile=profile,
     )
 
@@ -143,17 +168,20 @@ async def serve_match(
                 await proxy.start()
                 public = proxy.listen_address
             started = loop.time()
-            on_start(_status(server, public, 0.0, profile))
+            rates = _Rates()
+            on_start(_status(server, public, 0.0, profile, 0.0))
             next_report = started + 1.0
             end = math.inf if duration is None else started + duration
             while not stop.is_set() and loop.time() < end:
                 timeout = max(0.0, min(next_report, end) - loop.time())
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout)
-                if report is not None and loop.time() >= next_report:
+                if loop.time() >= next_report:
                     next_report += 1.0
-                    report(_status(server, public, loop.time() - started, profile))
-            return _status(server, public, loop.time() - started, profile)
+                    rates.sample(server, loop.time() - started)
+                    if report is not None:
+                        report(_status(server, public, loop.time() - started, profile, rates.last))
+            return _status(server, public, loop.time() - started, profile, rates.mean)
         finally:
             if proxy is not None:
                 await proxy.close()
