@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pygame
@@ -12,6 +16,8 @@ from lagless.cli.app import app
 from lagless.cli.common import run_app
 from lagless.demo.headless import run_headless
 from lagless.demo.render import CAR_COLOUR, FRAME_SIZE, PLAYER_COLOUR
+
+_DISPLAY_VARS = {"DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"}
 
 
 def _count(surface: pygame.Surface, colour: tuple[int, int, int]) -> int:
@@ -72,3 +78,37 @@ def test_bad_options_are_one_line_errors(
     err = capsys.readouterr().err
     assert err.startswith(message)
     assert err.count("\n") == 1
+
+
+def test_sigint_ends_the_match_with_its_files_and_status_130(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lagless",
+            "demo",
+            "--bots",
+            "4",
+            "--duration",
+            "60",
+            "--out",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k not in _DISPLAY_VARS},
+    )
+    assert proc.stdout is not None
+    try:
+        assert "no display: running headless" in proc.stdout.readline()
+        assert proc.stdout.readline().startswith("t_s=1 ")  # paced: one line a second
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=15)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert "demo: 1 player + 4 bots" in out
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert 1.0 <= summary["duration_s"] < 10.0
+    assert (tmp_path / "last-frame.png").stat().st_size > 1000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 
 import pygame
@@ -119,3 +120,15 @@ def test_run_window_opens_a_display_and_renders_frames() -> None:
     frames = run_window(match, Stepped(match), duration=0.5, title="test")
     assert frames >= 5
     assert not pygame.display.get_init()  # closed again
+
+
+def test_the_command_opens_the_window_when_sdl_has_a_driver(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from lagless.cli.app import app
+    from lagless.cli.common import run_app
+
+    assert run_app(app, ["demo", "--bots", "2", "--duration", "0.5"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"demo: \d+ frames, server tick [\d.]+ ms avg", out), out
+    assert "headless" not in out
