@@ -13,7 +13,7 @@ from lagless.lab.run_times import RUN_SECONDS
 
 def test_measured_times_name_registered_experiments_and_quick_runs_are_short() -> None:
     assert set(RUN_SECONDS) <= set(registered())
-    assert len(RUN_SECONDS) >= 23
+    assert len(RUN_SECONDS) >= 28
     for quick, full in RUN_SECONDS.values():
         assert 0 < quick < 60  # DESIGN.md: --quick finishes in under a minute
         assert full is None or full > 0
