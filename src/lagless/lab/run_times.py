@@ -25,6 +25,7 @@ RUN_SECONDS: Final[Mapping[str, tuple[float, float | None]]] = {
     "gossip/selection": (1.6, 2.8),
     "gossip/upload": (5.0, 129.5),
     "netsim/profiles": (1.6, 7.6),
+    "physics/car": (5.3, 22.9),
     "realtime/adaptive": (2.7, None),
     "realtime/arcade": (3.1, 32.9),
     "realtime/kinematic-car": (1.7, 4.6),
