@@ -74,6 +74,11 @@ def test_keys_drive_the_own_car_and_the_hud_shows_the_link() -> None:
     assert _count(surface, CAR_COLOUR, surface.get_rect()) >= 3 * 20
     assert _count(surface, HUD_TEXT, HUD) > 200  # text drawn on the panel
     assert game.frames == 85
+    assert match.score_line() is None  # no rams yet
+    match.server.referee.scores.update({0: 2, 61: 3})
+    assert match.score_line() == "rams: you 2   leader car 61 with 3"
+    match.server.referee.scores[0] = 4
+    assert match.score_line() == "rams: you 4   leader you with 4"
 
 
 def test_p_and_m_switch_profile_and_model_live_and_the_hud_follows() -> None:

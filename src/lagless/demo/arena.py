@@ -36,9 +36,11 @@ from dataclasses import dataclass
 from typing import Final
 
 from lagless._types import Address
+from lagless.demo.rules import RamReferee
 from lagless.errors import ConfigError
 from lagless.physics import (
     MAX_CARS,
+    CarLeft,
     CarState,
     ClientConfig,
     Keys,
@@ -241,6 +243,8 @@ class BotServer:
         self._busy = 0.0  # s spent in the server since the last tick
         self._ticks = 0
         self._samples: deque[float] = deque(maxlen=TICK_SAMPLES)
+        self.referee = RamReferee()
+        """The ram scores (the demo's game rule, ``lagless.demo.rules``)."""
         self.bytes_sent = 0
         """UDP payload bytes the server handed out, bytes."""
         self.datagrams_sent = 0
@@ -279,14 +283,17 @@ class BotServer:
         self._charge(started)
 
     def handle_timer(self, now: float) -> None:
-        """Let the bots decide when due, then run the server's timers and ticks."""
+        """Let the bots decide when due, run the server's timers and ticks, judge the rams."""
         started = self._clock()
+        world = self.server.world
         if now >= self._next_decision:
-            world = self.server.world
             for car_id, bot in self.bots.items():
                 world.set_keys(car_id, bot.keys(world.state(car_id), now))
             self._next_decision = now + BOT_REACTION
+        ticks = self._ticks_run()
         self.server.handle_timer(now)
+        if self._ticks_run() > ticks:
+            self.referee.judge(world, now)
         self._charge(started)
 
     def datagrams_to_send(self, now: float) -> list[tuple[bytes, Address]]:
@@ -305,7 +312,10 @@ class BotServer:
 
     def next_event(self) -> object | None:
         """Return the server's next event (``CarJoined`` / ``CarLeft``), or ``None``."""
-        return self.server.next_event()
+        event = self.server.next_event()
+        if isinstance(event, CarLeft):
+            self.referee.forget(event.car_id)
+        return event
 
 
 def make_server(address: Address, *, bots: int, rng: random.Random, start: float) -> BotServer:

@@ -67,6 +67,7 @@ def _summary(
     tick = match.tick_stats()
     rx_payload, rx_wire, tx_payload, tx_wire = match.player_bytes()
     per_s = 1.0 / max(elapsed, 1e-9) / 1000.0
+    own = match.client.car_id
     return {
         "players": 1,
         "bots": bots,
@@ -84,6 +85,8 @@ def _summary(
         "client_kBps_out_avg": round(tx_wire * per_s, 4),
         "client_kBps_out_avg_payload": round(tx_payload * per_s, 4),
         "client_snapshots": match.client.snapshots,
+        "rams": sum(match.server.referee.scores.values()),
+        "player_rams": 0 if own is None else match.server.referee.scores.get(own, 0),
         "kBps_includes_ip_udp_headers": True,
         "goal": {"server_tick_ms": GOAL_TICK_MS, "client_kBps": GOAL_CLIENT_KBPS},
     }
@@ -135,7 +138,9 @@ def run_headless(
     except KeyboardInterrupt as exc:
         signum = int(getattr(exc, "signum", 2))
     summary = _summary(match, bots, elapsed, seed, realtime)
-    hud = hud_lines(match.status(len(shown)), match.tick_stats(), keys_help=False)
+    hud = hud_lines(
+        match.status(len(shown)), match.tick_stats(), keys_help=False, score=match.score_line()
+    )
     _write_files(out, summary, shown, match.client.car_id, match.paths, hud)
     return HeadlessResult(summary, signum)
 

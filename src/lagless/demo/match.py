@@ -141,6 +141,16 @@ class SimMatch:
         """Return the server's time per tick so far."""
         return self.server.tick_stats()
 
+    def score_line(self) -> str | None:
+        """Return the HUD's ram scores: the player's and the leader's, or ``None`` before any."""
+        scores = self.server.referee.scores
+        if not scores:
+            return None
+        leader = max(scores, key=lambda car: (scores[car], -car))
+        mine = scores.get(self.client.car_id, 0) if self.client.car_id is not None else 0
+        who = "you" if leader == self.client.car_id else f"car {leader}"
+        return f"rams: you {mine}   leader {who} with {scores[leader]}"
+
     def player_bytes(self) -> tuple[int, int, int, int]:
         """Return the player's bytes so far: received (payload, wire), sent (payload, wire).
 

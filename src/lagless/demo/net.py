@@ -176,6 +176,8 @@ async def serve_match(
                 timeout = max(0.0, min(next_report, end) - loop.time())
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout)
+                while endpoint.receive_nowait() is not None:
+                    pass  # CarJoined / CarLeft: the players show in the status
                 if loop.time() >= next_report:
                     next_report += 1.0
                     rates.sample(server, loop.time() - started)
@@ -270,6 +272,10 @@ class UdpPlayer:
 
     def tick_stats(self) -> TickStats | None:
         """Return ``None``: the server's tick time is measured on the server."""
+        return None
+
+    def score_line(self) -> str | None:
+        """Return ``None``: the ram scores are kept on the server (not on the wire)."""
         return None
 
     def kbps_in_avg(self) -> float:

@@ -137,8 +137,11 @@ class Autopilot:
         return self._bot.keys(state, now)
 
 
-def hud_lines(status: LiveStatus, tick: TickStats | None, *, keys_help: bool) -> list[str]:
-    """Return the HUD's text lines for ``status`` (and the server's tick time when local)."""
+def hud_lines(
+    status: LiveStatus, tick: TickStats | None, *, keys_help: bool, score: str | None = None
+) -> list[str]:
+    """Return the HUD's text lines for ``status`` (the server's tick time and the ram scores
+    when the server runs in this process)."""
     link = "connected" if status.connected else "connecting..."
     lines = [
         f"RTT {status.rtt_ms:.0f} ms   loss {100.0 * status.loss:.1f} %   "
@@ -147,6 +150,8 @@ def hud_lines(status: LiveStatus, tick: TickStats | None, *, keys_help: bool) ->
     ]
     if tick is not None and tick.ticks:
         lines.append(f"server tick {tick.avg_ms:.2f} ms avg, {tick.p99_ms:.2f} ms p99")
+    if score is not None:
+        lines.append(score)
     if keys_help:
-        lines.append("arrows/WASD drive   M model   P profile   Esc quit")
+        lines.append("arrows/WASD drive (ram the others)   M model   P profile   Esc quit")
     return lines

@@ -69,6 +69,9 @@ class PlayerSession(Protocol):
     def tick_stats(self) -> TickStats | None:
         """Return the server's tick time when it runs in this process."""
 
+    def score_line(self) -> str | None:
+        """Return the ram scores when the server runs in this process."""
+
 
 def _next(options: tuple[str, ...], current: str) -> str:
     return (
@@ -143,7 +146,10 @@ class WindowGame:
         """Advance the session and draw one frame with the HUD on ``surface``."""
         shown = self._advance()
         lines = hud_lines(
-            self.session.status(len(shown)), self.session.tick_stats(), keys_help=True
+            self.session.status(len(shown)),
+            self.session.tick_stats(),
+            keys_help=True,
+            score=self.session.score_line(),
         )
         if self.notice and self._clock() < self._notice_until:
             lines.append(self.notice)
