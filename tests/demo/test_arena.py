@@ -50,15 +50,20 @@ def test_bots_roam_the_whole_arena_without_getting_stuck() -> None:
 
 def test_stopwatch_charges_the_ticks_a_call_ran() -> None:
     server = make_server(("server", 1), bots=2, rng=random.Random(1), start=0.0)
-    counter = itertools.count()
+    counter, cpu = itertools.count(), itertools.count()
     watched = BotServer(
-        server.server, bots=0, rng=random.Random(2), clock=lambda: 0.001 * next(counter)
+        server.server,
+        bots=0,
+        rng=random.Random(2),
+        clock=lambda: 0.001 * next(counter),
+        cpu_clock=lambda: 0.0005 * next(cpu),
     )
     assert watched.tick_stats().ticks == 0
     watched.handle_timer(0.05)  # ticks at 1/60, 2/60, 3/60 s: 1 ms shared by three
     stats = watched.tick_stats()
     assert stats.ticks == 3
     assert stats.avg_ms == pytest.approx(1.0 / 3.0)
+    assert watched.tick_stats(cpu=True).avg_ms == pytest.approx(0.5 / 3.0)
     watched.datagrams_to_send(0.05)  # no tick: carried to the next one
     watched.handle_timer(0.05 + 1.0 / 60.0)
     stats = watched.tick_stats()

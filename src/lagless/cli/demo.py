@@ -270,7 +270,8 @@ def _serve(
         table.close()
     echo(
         f"demo server: {final.elapsed:.1f} s, {final.players} players, {final.bots} bots, "
-        f"tick {final.tick.avg_ms:.2f} ms avg, {final.tick.p99_ms:.2f} ms p99, "
+        f"tick {final.tick.avg_ms:.2f} ms avg, {final.tick.p99_ms:.2f} ms p99 "
+        f"(CPU {final.cpu.avg_ms:.2f} ms avg, {final.cpu.p99_ms:.2f} ms p99), "
         f"{final.kbps_per_client:.2f} kB/s per client"
     )
     exit_for(signum)

@@ -13,11 +13,13 @@ Decisions:
       ``MAX_CARS - 1`` downwards (players get the lowest free ids from 0 up), and ``BotServer``
       sets their keys every ``BOT_REACTION`` seconds of server time. They cost no network
       traffic of their own; a player's kB/s is what a real client of a 17-car match receives.
-    * ``BotServer`` measures the wall time (``time.perf_counter``) of every call into the
-      server (datagrams in, timers and physics ticks, datagrams out) and charges it to the
-      physics ticks those calls ran: one sample per tick, the time since the previous tick
-      divided by the ticks run. It is the demo's measure of server CPU per tick (ms); on a
-      loaded machine it includes time the process was preempted, so it is an upper bound.
+    * ``BotServer`` measures the wall time (``time.perf_counter``) and the thread's CPU time
+      (``time.thread_time``) of every call into the server (datagrams in, timers, bots, physics
+      ticks, the ram rule, datagrams out) and charges them to the physics ticks those calls
+      ran: one sample per tick, the time since the previous tick divided by the ticks run. Wall
+      time is the demo's headline measure of the server tick (ms); on a loaded machine it
+      includes time the process was preempted, so it is an upper bound, and the CPU time
+      beside it is the server's own work.
     * A bot drives to random waypoints inside the arena (at least 50 m apart, ``ArenaBot``);
       a leg not reached within ``LEG_TIMEOUT`` (circling a waypoint inside its turning circle,
       pinned to a wall) is abandoned and a new waypoint drawn; a bot that has made less than
@@ -216,7 +218,8 @@ class BotServer:
         server: The physics server (owned from now on).
         bots: Number of bot cars, 0..``MAX_BOTS``.
         rng: Seeds each bot's own generator.
-        clock: The stopwatch, s (``time.perf_counter``); only durations are used.
+        clock: The wall-time stopwatch, s (``time.perf_counter``); only durations are used.
+        cpu_clock: The CPU-time stopwatch of the calling thread, s (``time.thread_time``).
     """
 
     def __init__(
@@ -226,12 +229,13 @@ class BotServer:
         bots: int,
         rng: random.Random,
         clock: Callable[[], float] = time.perf_counter,
+        cpu_clock: Callable[[], float] = time.thread_time,
     ) -> None:
         """Add the bot cars to the server's world."""
         if not 0 <= bots <= MAX_BOTS:
             raise ConfigError(f"bots must be in [0, {MAX_BOTS}], got {bots}")
         self.server = server
-        self._clock = clock
+        self._clocks = (clock, cpu_clock)
         self.bots: dict[int, ArenaBot] = {}
         """Bot car id -> its driver."""
         for k in range(bots):
@@ -240,9 +244,12 @@ class BotServer:
             server.world.add_car(car_id, start)
             self.bots[car_id] = ArenaBot(random.Random(rng.getrandbits(64)), start)
         self._next_decision = -math.inf
-        self._busy = 0.0  # s spent in the server since the last tick
+        self._busy = [0.0, 0.0]  # wall and CPU s spent in the server since the last tick
         self._ticks = 0
-        self._samples: deque[float] = deque(maxlen=TICK_SAMPLES)
+        self._samples: tuple[deque[float], deque[float]] = (
+            deque(maxlen=TICK_SAMPLES),
+            deque(maxlen=TICK_SAMPLES),
+        )
         self.referee = RamReferee()
         """The ram scores (the demo's game rule, ``lagless.demo.rules``)."""
         self.bytes_sent = 0
@@ -253,20 +260,30 @@ class BotServer:
     def _ticks_run(self) -> int:
         return round(self.server.world.time * self.server.config.tick_rate)
 
-    def _charge(self, started: float) -> None:
-        self._busy += self._clock() - started
+    def _start(self) -> tuple[float, float]:
+        return self._clocks[0](), self._clocks[1]()
+
+    def _charge(self, started: tuple[float, float]) -> None:
+        for k in (0, 1):
+            self._busy[k] += self._clocks[k]() - started[k]
         ticks = self._ticks_run()
         if ticks > self._ticks:
-            share = self._busy / (ticks - self._ticks)
-            self._samples.extend([share] * (ticks - self._ticks))
+            for k in (0, 1):
+                share = self._busy[k] / (ticks - self._ticks)
+                self._samples[k].extend([share] * (ticks - self._ticks))
+                self._busy[k] = 0.0
             self._ticks = ticks
-            self._busy = 0.0
 
-    def tick_stats(self) -> TickStats:
-        """Return the time per tick so far (zeros before the first tick)."""
-        if not self._samples:
+    def tick_stats(self, *, cpu: bool = False) -> TickStats:
+        """Return the wall time (or with ``cpu`` the thread's CPU time) per tick so far.
+
+        Zeros before the first tick. CPU time leaves out what other processes took while the
+        server ran (a shared machine); wall time includes it.
+        """
+        samples = self._samples[1 if cpu else 0]
+        if not samples:
             return TickStats(0, 0.0, 0.0, 0.0)
-        ordered = sorted(self._samples)
+        ordered = sorted(samples)
         return TickStats(
             ticks=len(ordered),
             avg_ms=1000.0 * sum(ordered) / len(ordered),
@@ -278,13 +295,13 @@ class BotServer:
 
     def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:
         """Feed the server one datagram at ``now`` (s)."""
-        started = self._clock()
+        started = self._start()
         self.server.receive_datagram(data, addr, now)
         self._charge(started)
 
     def handle_timer(self, now: float) -> None:
         """Let the bots decide when due, run the server's timers and ticks, judge the rams."""
-        started = self._clock()
+        started = self._start()
         world = self.server.world
         if now >= self._next_decision:
             for car_id, bot in self.bots.items():
@@ -298,7 +315,7 @@ class BotServer:
 
     def datagrams_to_send(self, now: float) -> list[tuple[bytes, Address]]:
         """Return the server's datagrams."""
-        started = self._clock()
+        started = self._start()
         out = self.server.datagrams_to_send(now)
         self._charge(started)
         self.datagrams_sent += len(out)

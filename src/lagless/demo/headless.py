@@ -6,6 +6,8 @@ player driven by the autopilot, on the simulator) for S seconds of match time an
 off-screen with pygame's dummy video driver) and ``DIR/summary.json``.
 
 Decisions:
+    * ``server_tick_ms_*`` is wall time per server tick, ``server_tick_cpu_ms_*`` the server
+      thread's CPU time per tick (``BotServer``).
     * By default the run is paced to the wall clock (a 20 s match takes 20 s, as a user watching
       the table expects); ``realtime=False`` runs as fast as the machine can (the tests). The
       server's per-tick time is measured either way (``BotServer``).
@@ -65,6 +67,7 @@ def _summary(
     match: SimMatch, bots: int, elapsed: float, seed: int, realtime: bool
 ) -> dict[str, Any]:
     tick = match.tick_stats()
+    cpu = match.server.tick_stats(cpu=True)
     rx_payload, rx_wire, tx_payload, tx_wire = match.player_bytes()
     per_s = 1.0 / max(elapsed, 1e-9) / 1000.0
     own = match.client.car_id
@@ -80,6 +83,8 @@ def _summary(
         "server_tick_ms_avg": round(tick.avg_ms, 4),
         "server_tick_ms_p99": round(tick.p99_ms, 4),
         "server_tick_ms_max": round(tick.max_ms, 4),
+        "server_tick_cpu_ms_avg": round(cpu.avg_ms, 4),
+        "server_tick_cpu_ms_p99": round(cpu.p99_ms, 4),
         "client_kBps_avg": round(rx_wire * per_s, 4),
         "client_kBps_avg_payload": round(rx_payload * per_s, 4),
         "client_kBps_out_avg": round(tx_wire * per_s, 4),

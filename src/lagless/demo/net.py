@@ -67,7 +67,9 @@ class ServerStatus:
     bots: int
     """Bots driving."""
     tick: TickStats
-    """Server time per tick."""
+    """Server wall time per tick."""
+    cpu: TickStats
+    """Server CPU time per tick."""
     kbps_per_client: float
     """kB/s (1000 bytes, with IPv4+UDP headers) sent per connected player: over the last second
     in a report, the mean over the seconds with players in the final status."""
@@ -109,6 +111,7 @@ def _status(
         players=len(server.server.cars),
         bots=len(server.bots),
         tick=server.tick_stats(),
+        cpu=server.tick_stats(cpu=True),
         kbps_per_client=kbps,
         profile=profile,
     )
