@@ -78,7 +78,8 @@ from tests.soak.chaos_clients import (
 
 CHAOS_SECONDS: Final = float(os.environ.get("LAGLESS_CHAOS_SECONDS", "6"))
 SEED: Final = int(os.environ.get("LAGLESS_CHAOS_SEED", "11"))
-SETTLE: Final = 7.0  # seconds: the 5 s connection timeout of abandoned VFC clients, plus margin
+SETTLE: Final = 12.0  # seconds: the 5 s connection timeout of abandoned VFC clients, plus
+# margin for a loaded machine (a wait-until: a healthy run returns as soon as the count is 0)
 ECHO_SETTLE: Final = 12.0  # seconds: the echo servers' 10 s token timeout, plus margin
 KEY: Final = bytes(range(32))
 MINE: Final = 32767  # object id of the final check; chaos ids stay below 32000
