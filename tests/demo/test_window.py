@@ -137,3 +137,17 @@ def test_the_command_opens_the_window_when_sdl_has_a_driver(
     out = capsys.readouterr().out
     assert re.search(r"demo: \d+ frames, server tick [\d.]+ ms avg", out), out
     assert "headless" not in out
+
+
+def test_no_usable_video_driver_is_a_one_line_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lagless.cli.app import app
+    from lagless.cli.common import run_app
+
+    monkeypatch.setitem(os.environ, "SDL_VIDEODRIVER", "no-such-driver")
+    assert run_app(app, ["demo", "--bots", "1", "--duration", "0.2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot open a window (")
+    assert err.endswith("; run with --headless\n")
+    assert err.count("\n") == 1

@@ -174,10 +174,17 @@ def run_window(
 
     Returns:
         The frames drawn.
+
+    Raises:
+        ConfigError: No window can be opened (no usable video driver).
     """
-    pygame.display.init()
     try:
+        pygame.display.init()
         screen = pygame.display.set_mode(FRAME_SIZE)
+    except pygame.error as exc:
+        pygame.display.quit()
+        raise ConfigError(f"cannot open a window ({exc}); run with --headless") from None
+    try:
         pygame.display.set_caption(title)
         game = WindowGame(session, advance)
         ticker = pygame.time.Clock()
