@@ -9,6 +9,7 @@ import pytest
 from lagless.demo.arena import DISPLAY_MODELS
 from lagless.demo.match import SimMatch
 from lagless.errors import ConfigError
+from lagless.physics import Keys
 
 
 def test_each_display_model_shows_the_remote_cars_its_own_way() -> None:
@@ -45,3 +46,17 @@ def test_switching_the_profile_changes_the_round_trip_live() -> None:
     assert match.profile == "none"
     with pytest.raises(ConfigError, match="unknown profile 'dialup'; valid: none, gprs"):
         match.set_profile("dialup")
+
+
+def test_the_own_car_is_predicted_until_prediction_is_switched_off() -> None:
+    match = SimMatch(bots=1, seed=4, profile="gprs", model="snap", autopilot=False)
+    match.advance(8.0)  # connected, clock synchronised over ~0.9 s round trips
+    own = match.client.car_id
+    assert own is not None
+    match.set_keys(Keys.UP)
+    shown = match.advance(8.3)
+    assert shown[own].vx > 1.0  # keys act at once on the predicted car
+    assert match.server.server.world.state(own).vx == 0.0  # the input is still on its way
+    match.set_predict(False)
+    assert match.advance(8.3)[own].vx == 0.0  # through the model: a round trip late
+    assert not match.status(2).predict

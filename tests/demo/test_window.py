@@ -102,6 +102,10 @@ def test_p_and_m_switch_profile_and_model_live_and_the_hud_follows() -> None:
     for _ in range(3):
         _key(game, pygame.KEYDOWN, pygame.K_m)
     assert match.model == "dr+0.15rtt"
+    _key(game, pygame.KEYDOWN, pygame.K_o)
+    assert not match.predict
+    _key(game, pygame.KEYDOWN, pygame.K_o)
+    assert match.predict
     _key(game, pygame.KEYDOWN, pygame.K_ESCAPE)
     assert not game.running
 

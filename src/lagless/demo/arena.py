@@ -365,7 +365,8 @@ def make_server(address: Address, *, bots: int, rng: random.Random, start: float
 
 
 def make_client(rng: random.Random) -> PhysicsClient:
-    """Build a player's client with one view per display model (``DISPLAY_MODELS``).
+    """Build a player's client with one view per display model (``DISPLAY_MODELS``) that also
+    predicts its own car (spec 004 §7.2; ``lagless.demo.session.shown_cars`` picks which to show).
 
     Connect it with ``client.transport.connect_insecure(..., protocol_id=PROTOCOL_ID, ...)``.
     """
@@ -379,7 +380,9 @@ def make_client(rng: random.Random) -> PhysicsClient:
     client = PhysicsClient(
         transport=Client(config=NetcodeClientConfig(insecure=True)),
         params=params,
-        config=ClientConfig(tick_rate=TICK_RATE, walls=WALLS, snapshot_format=SNAPSHOT_FORMAT),
+        config=ClientConfig(
+            tick_rate=TICK_RATE, walls=WALLS, snapshot_format=SNAPSHOT_FORMAT, predict=True
+        ),
         rng=random.Random(rng.getrandbits(64)),
     )
     for name, config in others:

@@ -27,7 +27,7 @@ from lagless.demo.arena import (
     make_server,
     view_name,
 )
-from lagless.demo.session import Autopilot, LiveStatus, Paths, live_status
+from lagless.demo.session import Autopilot, LiveStatus, Paths, live_status, shown_cars
 from lagless.errors import ConfigError
 from lagless.io import SimEndpoint
 from lagless.netsim import PROFILES, LinkConfig, Network, Scheduler, get_profile
@@ -83,6 +83,8 @@ class SimMatch:
         self.set_profile(profile)
         self.set_model(model)
         self.paths = Paths()
+        self.predict = True
+        """Show the own car predicted (``set_predict``)."""
         self._autopilot = Autopilot(random.Random(rng.getrandbits(64))) if autopilot else None
         self.client.transport.connect_insecure(
             server_addresses=[("server", SERVER_PORT)],
@@ -122,6 +124,10 @@ class SimMatch:
         view_name(model)
         self.model = model
 
+    def set_predict(self, predict: bool) -> None:
+        """Show the own car predicted (True) or through the display model (False)."""
+        self.predict = predict
+
     def set_keys(self, keys: Keys) -> None:
         """Hold ``keys`` on the player's car from now on (one input event per change)."""
         self._player.poke(lambda client: client.set_keys(keys, self.scheduler.now))
@@ -129,13 +135,15 @@ class SimMatch:
     def advance(self, until: float) -> dict[int, DisplayState]:
         """Run the match to virtual time ``until`` (s); return the cars shown then."""
         self.scheduler.run(until=until)
-        shown = self.client.display(until, view_name(self.model))
+        shown = shown_cars(self.client, self.model, until, predict=self.predict)
         self.paths.sample(shown, until)
         return shown
 
     def status(self, cars: int) -> LiveStatus:
         """Return the HUD figures with ``cars`` cars shown."""
-        return live_status(self.client, cars, model=self.model, profile=self.profile)
+        return live_status(
+            self.client, cars, model=self.model, profile=self.profile, predict=self.predict
+        )
 
     def tick_stats(self) -> TickStats:
         """Return the server's time per tick so far."""
@@ -166,7 +174,9 @@ class SimMatch:
 
     def _drive(self) -> None:
         assert self._autopilot is not None
-        keys = self._autopilot.keys(self.client, self.model, self.scheduler.now)
+        keys = self._autopilot.keys(
+            self.client, self.model, self.scheduler.now, predict=self.predict
+        )
         if keys is not None:
             self.set_keys(keys)
         self.scheduler.call_at(self.scheduler.now + _AUTOPILOT_INTERVAL, self._drive)

@@ -35,10 +35,9 @@ from lagless.demo.arena import (
     TickStats,
     make_client,
     make_server,
-    view_name,
 )
 from lagless.demo.match import CLEAN, check_profile
-from lagless.demo.session import Autopilot, LiveStatus, Paths, live_status
+from lagless.demo.session import Autopilot, LiveStatus, Paths, live_status, shown_cars
 from lagless.errors import ConfigError, LocalProtocolError
 from lagless.io import PollEndpoint, Proxy, ProxyConfig, open_endpoint
 from lagless.io.udp import resolve, wildcard_for
@@ -214,6 +213,8 @@ class UdpPlayer:
         self.profile = REMOTE_PROFILE
         self.model = model
         self.paths = Paths()
+        self.predict = True
+        """Show the own car predicted (``set_predict``)."""
         self._autopilot = Autopilot(random.Random(rng.getrandbits(64))) if autopilot else None
         self._next_drive = -math.inf
         self.client.transport.connect_insecure(
@@ -244,6 +245,10 @@ class UdpPlayer:
         """Show the cars through display model ``model`` from now on."""
         self.model = model
 
+    def set_predict(self, predict: bool) -> None:
+        """Show the own car predicted (True) or through the display model (False)."""
+        self.predict = predict
+
     def set_keys(self, keys: Keys) -> None:
         """Hold ``keys`` on the own car from now on."""
         self.client.set_keys(keys, time.monotonic())
@@ -255,13 +260,13 @@ class UdpPlayer:
         now = time.monotonic()
         if self._autopilot is not None and now >= self._next_drive:
             self._next_drive = now + _AUTOPILOT_INTERVAL
-            keys = self._autopilot.keys(self.client, self.model, now)
+            keys = self._autopilot.keys(self.client, self.model, now, predict=self.predict)
             if keys is not None:
                 self.set_keys(keys)
         if now >= self._next_rate:
             self._next_rate += 1.0
             self._rate_samples.append(self.status(0).kbps_in)
-        shown = self.client.display(now, view_name(self.model))
+        shown = shown_cars(self.client, self.model, now, predict=self.predict)
         self.paths.sample(shown, now)
         return shown
 
@@ -271,7 +276,9 @@ class UdpPlayer:
 
     def status(self, cars: int) -> LiveStatus:
         """Return the HUD figures with ``cars`` cars shown."""
-        return live_status(self.client, cars, model=self.model, profile=self.profile)
+        return live_status(
+            self.client, cars, model=self.model, profile=self.profile, predict=self.predict
+        )
 
     def tick_stats(self) -> TickStats | None:
         """Return ``None``: the server's tick time is measured on the server."""

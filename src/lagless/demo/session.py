@@ -9,8 +9,11 @@ Decisions:
       summary's averages come from the simulator's byte counts and state whether headers are in.
     * Paths are sampled from what the player sees (the chosen display model) every
       ``PATH_INTERVAL`` seconds, at most ``PATH_POINTS`` points per car.
-    * The autopilot (the headless "player") steers the own car as the client shows it through the
-      current display model: it drives through the network like a human would, with its lag.
+    * The own car is shown predicted (spec 004 §7.2: keys act at once, the server's snapshots
+      correct it) unless prediction is switched off; then it goes through the display model
+      like every other car, a round trip late (``shown_cars``).
+    * The autopilot (the headless "player") steers the own car as the client shows it: it
+      drives through the network like a human would, with its lag.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ __all__ = [
     "Paths",
     "hud_lines",
     "live_status",
+    "shown_cars",
 ]
 
 PATH_INTERVAL: Final = 0.1  # s between path points
@@ -60,9 +64,28 @@ class LiveStatus:
     """Display model of the remote cars."""
     profile: str
     """Network profile between the player and the server."""
+    predict: bool
+    """The own car is shown predicted."""
 
 
-def live_status(client: PhysicsClient, cars: int, *, model: str, profile: str) -> LiveStatus:
+def shown_cars(
+    client: PhysicsClient, model: str, now: float, *, predict: bool
+) -> dict[int, DisplayState]:
+    """Return every car as shown at local time ``now`` (s): display model ``model``, and the own
+    car predicted when ``predict`` (and a prediction exists)."""
+    shown = client.display(now, view_name(model))
+    own = client.car_id
+    mine = client.predicted(now) if predict and own is not None else None
+    if own is not None and mine is not None:
+        shown[own] = DisplayState(
+            t=now, x=mine.x, y=mine.y, vx=mine.vx, vy=mine.vy, heading=mine.heading
+        )
+    return shown
+
+
+def live_status(
+    client: PhysicsClient, cars: int, *, model: str, profile: str, predict: bool
+) -> LiveStatus:
     """Read a ``LiveStatus`` off a client showing ``cars`` cars."""
     try:
         stats = client.transport.connection_statistics()
@@ -76,6 +99,7 @@ def live_status(client: PhysicsClient, cars: int, *, model: str, profile: str) -
             cars=cars,
             model=model,
             profile=profile,
+            predict=predict,
         )
     return LiveStatus(
         connected=client.car_id is not None,
@@ -86,6 +110,7 @@ def live_status(client: PhysicsClient, cars: int, *, model: str, profile: str) -
         cars=cars,
         model=model,
         profile=profile,
+        predict=predict,
     )
 
 
@@ -124,11 +149,11 @@ class Autopilot:
         self._rng = rng
         self._bot: ArenaBot | None = None
 
-    def keys(self, client: PhysicsClient, model: str, now: float) -> Keys | None:
+    def keys(self, client: PhysicsClient, model: str, now: float, *, predict: bool) -> Keys | None:
         """Return the keys for the own car at local time ``now`` (s), or ``None`` if not shown."""
         if client.car_id is None:
             return None
-        shown = client.display(now, view_name(model)).get(client.car_id)
+        shown = shown_cars(client, model, now, predict=predict).get(client.car_id)
         if shown is None:
             return None
         state = CarState(x=shown.x, y=shown.y, heading=shown.heading, vx=shown.vx, vy=shown.vy)
@@ -146,12 +171,15 @@ def hud_lines(
     lines = [
         f"RTT {status.rtt_ms:.0f} ms   loss {100.0 * status.loss:.1f} %   "
         f"in {status.kbps_in:.2f} kB/s   out {status.kbps_out:.2f} kB/s",
-        f"model {status.model}   profile {status.profile}   cars {status.cars}   {link}",
+        f"model {status.model}   own car {'predicted' if status.predict else 'as the model'}   "
+        f"profile {status.profile}   cars {status.cars}   {link}",
     ]
     if tick is not None and tick.ticks:
         lines.append(f"server tick {tick.avg_ms:.2f} ms avg, {tick.p99_ms:.2f} ms p99")
     if score is not None:
         lines.append(score)
     if keys_help:
-        lines.append("arrows/WASD drive (ram the others)   M model   P profile   Esc quit")
+        lines.append(
+            "arrows/WASD drive (ram the others)   M model   O prediction   P profile   Esc quit"
+        )
     return lines

@@ -1,7 +1,8 @@
 """The demo's pygame-ce window: drive with the arrow keys or WASD, switch model and profile live.
 
 ``WindowGame`` turns pygame events into the player's keys (one input event per change, sent by
-the ``PhysicsClient``), cycles the display model (M) and the network profile (P), and draws each
+the ``PhysicsClient``), cycles the display model (M) and the network profile (P), switches the
+own car's prediction (O), and draws each
 frame with the HUD; ``run_window`` opens the window and runs it at up to 60 frames per second. It
 drives either an in-process ``SimMatch`` or a ``UdpPlayer`` (``--connect``).
 
@@ -53,6 +54,10 @@ class PlayerSession(Protocol):
     model: str
     profile: str
     paths: Paths
+    predict: bool
+
+    def set_predict(self, predict: bool) -> None:
+        """Show the own car predicted or through the display model."""
 
     def set_model(self, model: str) -> None:
         """Show the cars through ``model`` from now on."""
@@ -118,7 +123,8 @@ class WindowGame:
         return keys
 
     def handle(self, event: pygame.event.Event) -> None:
-        """Take one pygame event: drive keys, M (model), P (profile), Esc or close (quit)."""
+        """Take one pygame event: drive keys, M (model), P (profile), O (own-car prediction),
+        Esc or close (quit)."""
         if event.type == pygame.QUIT:
             self.running = False
         elif event.type == pygame.KEYDOWN:
@@ -128,6 +134,8 @@ class WindowGame:
                 self.session.set_model(_next(tuple(DISPLAY_MODELS), self.session.model))
             elif event.key == pygame.K_p:
                 self._switch_profile()
+            elif event.key == pygame.K_o:
+                self.session.set_predict(not self.session.predict)
             elif event.key in KEY_MAP:
                 self._held.add(event.key)
                 self.session.set_keys(self.keys)
