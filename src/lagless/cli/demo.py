@@ -129,11 +129,11 @@ def demo(
     model: str = typer.Option("dr+0.15rtt", "--model", help="display model of the cars"),
     seed: int = typer.Option(1, "--seed", help="seed of the match (bots, links)"),
     fast: bool = typer.Option(False, "--fast", help="headless: run faster than real time"),
-    quiet: bool = typer.Option(False, "--quiet", help="no live table"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no live table"),
     server: bool = typer.Option(False, "--server", help="serve the arena with bots over UDP"),
     connect: str | None = typer.Option(None, "--connect", help="HOST:PORT of a --server"),
     host: str = typer.Option("0.0.0.0", "--host", help="--server: address to serve on"),
-    port: int = typer.Option(40600, "--port", help="--server: UDP port (0 picks one)"),
+    port: int = typer.Option(40600, "--port", "-p", help="--server: UDP port (0 picks one)"),
 ) -> None:
     """Play a car arena with bots; headless, it writes last-frame.png and summary.json."""
     from lagless.demo.arena import MAX_BOTS, view_name
