@@ -112,3 +112,17 @@ def test_sigint_ends_the_match_with_its_files_and_status_130(tmp_path: Path) -> 
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert 1.0 <= summary["duration_s"] < 10.0
     assert (tmp_path / "last-frame.png").stat().st_size > 1000
+
+
+def test_missing_extras_are_named_before_the_match(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import lagless.cli.demo as command
+
+    real = command.find_spec
+    monkeypatch.setattr(command, "find_spec", lambda name: None if name == "pygame" else real(name))
+    assert run_app(app, ["demo", "--headless", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        "error: lagless demo needs pygame-ce: pip install 'lagless[demo,physics]'\n"
+    )
+    assert not (tmp_path / "summary.json").exists()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,6 +50,20 @@ if TYPE_CHECKING:
     from lagless.demo.session import LiveStatus
 
 _HEADLESS_DURATION = 20.0  # s
+_EXTRAS = (("pygame", "pygame-ce"), ("pymunk", "pymunk"))  # (module, package)
+
+
+def require_extras() -> None:
+    """Check pygame-ce and pymunk are installed before a match starts (it draws at its end).
+
+    Raises:
+        ConfigError: Naming the missing packages and the extras that bring them.
+    """
+    missing = [name for module, name in _EXTRAS if find_spec(module) is None]
+    if missing:
+        raise ConfigError(
+            f"lagless demo needs {' and '.join(missing)}: pip install 'lagless[demo,physics]'"
+        )
 
 
 def has_display() -> bool:
@@ -136,6 +151,7 @@ def demo(
     port: int = typer.Option(40600, "--port", "-p", help="--server: UDP port (0 picks one)"),
 ) -> None:
     """Play a car arena with bots; headless, it writes last-frame.png and summary.json."""
+    require_extras()
     from lagless.demo.arena import MAX_BOTS, view_name
     from lagless.demo.match import check_profile
 
