@@ -96,11 +96,6 @@ class SimMatch:
         if self._autopilot is not None:
             self.scheduler.call_at(_AUTOPILOT_INTERVAL, self._drive)
 
-    @property
-    def now(self) -> float:
-        """Virtual time, s."""
-        return self.scheduler.now
-
     def set_profile(self, name: str) -> None:
         """Put profile ``name`` (or ``CLEAN``) on the link from now on.
 

@@ -224,14 +224,8 @@ class UdpPlayer:
             now=time.monotonic(),
         )
         self.endpoint.flush()
-        self._opened = time.monotonic()
         self._rate_samples: list[float] = []
-        self._next_rate = self._opened + 1.0
-
-    @property
-    def now(self) -> float:
-        """Seconds since the player started."""
-        return time.monotonic() - self._opened
+        self._next_rate = time.monotonic() + 1.0
 
     def set_profile(self, name: str) -> None:
         """Refuse: the link of a ``--connect`` client is the server's (``--server --profile``).
