@@ -304,7 +304,7 @@ def test_late_ack_takes_the_loss_back() -> None:
 
 
 def test_reported_ack_delay_is_left_out_of_the_rtt() -> None:
-    config = ConnectionConfig(clock="none")
+    config = ConnectionConfig(clock="none", sparse_ack_delay=0.05)
     a = Connection(config=config, now=0.0, is_client=True)
     b = Connection(config=config, now=0.0, is_client=False)
     a.send(RELIABLE_ORDERED, b"ping")
@@ -322,7 +322,7 @@ def test_reported_ack_delay_is_left_out_of_the_rtt() -> None:
 
 
 def test_a_sparse_request_response_stream_carries_its_acks_on_its_messages() -> None:
-    config = ConnectionConfig(clock="none")
+    config = ConnectionConfig(clock="none", sparse_ack_delay=0.05)  # a 20 Hz stream's interval
     a = Connection(config=config, now=0.0, is_client=True)
     b = Connection(config=config, now=0.0, is_client=False)
     ack_only = 0
@@ -341,7 +341,7 @@ def test_a_sparse_request_response_stream_carries_its_acks_on_its_messages() -> 
     assert ack_only == 0  # every ack rode on the next request or answer
     assert a.statistics().messages.messages_delivered == 40  # each answer acked its request
     assert b.statistics().messages.messages_delivered == 39  # the last answer's ack waits
-    dense = ConnectionConfig(clock="none")
+    dense = ConnectionConfig(clock="none", sparse_ack_delay=0.05)
     c = Connection(config=dense, now=0.0, is_client=True)
     d = Connection(config=dense, now=0.0, is_client=False)
     for _ in range(3):  # a burst: packets less than ack_delay apart
