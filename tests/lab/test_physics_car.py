@@ -37,7 +37,9 @@ def test_rows_are_named_like_the_kinematic_car(result: Result) -> None:
 def test_measured_rtt_and_speed_match_the_setting(result: Result) -> None:
     for profile, rtt in (("l40j20", 80.0), ("l80j40", 160.0)):
         row = _row(result, profile, "snap")
-        assert rtt <= row["rtt_ms"] <= rtt + 20.0  # receive delay both ends + ack/pacing
+        # the link's two receive delays, jitter averaging out: RTT samples leave out how long
+        # the peer held a packet before acking it (the transport's ack-delay field)
+        assert rtt - 5.0 <= row["rtt_ms"] <= rtt + 20.0
         assert 17.0 <= row["truth_speed_mps_avg"] <= 22.0  # spec 004 §6.1: about 19.5 m/s
 
 

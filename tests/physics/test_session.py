@@ -116,7 +116,7 @@ def test_one_input_event_per_change_and_20_hz_snapshots() -> None:
     assert client.snapshots - snaps == pytest.approx(20 * 3.0, abs=2)
     assert sim.server.world.state(0).keys == Keys.NONE
     rtt = client.transport.connection_statistics().rtt
-    assert 0.15 < rtt < 0.25  # receive delay at both ends: about 2 x 80 ms
+    assert 0.14 < rtt < 0.25  # receive delay at both ends, about 2 x 80 ms (no ack hold in it)
 
 
 def test_logs_pair_at_50_hz_and_dr_follows_the_truth() -> None:
