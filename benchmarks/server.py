@@ -1165,10 +1165,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     progress = Progress()
     try:
         result = run(plan, progress)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         progress.done()
         print("bench server: interrupted", file=sys.stderr)
-        sys.exit(130)
+        # `lagless bench` turns SIGTERM into a KeyboardInterrupt that carries its number
+        sys.exit(128 + int(getattr(exc, "signum", signal.SIGINT)))
     if as_json:
         print(json.dumps(result))
     else:

@@ -93,7 +93,8 @@ def test_cli_passes_arguments_through(quick: dict[str, object]) -> None:
     assert {row["clients"] for row in rows if row["workload"] == "sweep"} == {3}
 
 
-def test_ctrl_c_ends_the_bench_cleanly() -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_ends_the_bench_cleanly(signum: signal.Signals) -> None:
     child = subprocess.Popen(
         [_lagless(), "bench", "server", "--quick", "--no-pygase"],
         cwd=ROOT,
@@ -102,9 +103,9 @@ def test_ctrl_c_ends_the_bench_cleanly() -> None:
         text=True,
     )
     time.sleep(3.0)  # inside the first workload
-    child.send_signal(signal.SIGINT)
+    child.send_signal(signum)
     _, err = child.communicate(timeout=30)
-    assert child.returncode == 130, err
+    assert child.returncode == 128 + signum, err  # 130 for SIGINT, 143 for SIGTERM
     assert "Traceback" not in err
     assert "never retrieved" not in err
     assert "interrupted" in err
