@@ -9,6 +9,7 @@ command runs, ``lagless.cli.common.run_app`` and the command take over the signa
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -17,7 +18,10 @@ from types import FrameType
 
 
 def _exit_quietly(signum: int, _frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)
+    # os._exit, not SystemExit: raised inside a C extension's import (numpy, pymunk, pygame),
+    # an exception can be cleared by the extension and the signal lost; nothing needs cleaning
+    # up before a command runs
+    os._exit(128 + signum)
 
 
 def _started_as_the_program() -> bool:
