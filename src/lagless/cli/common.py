@@ -113,11 +113,15 @@ def run_until_signal(main: Callable[[asyncio.Event], Awaitable[R]]) -> tuple[R, 
     return result, caught[0] if caught else None
 
 
+_signalled: list[int] = []  # every signal `interruptible` turned into `Interrupted`, in order
+
+
 @contextmanager
 def interruptible() -> Iterator[None]:
     """Make SIGTERM behave like SIGINT in synchronous code: both raise `Interrupted`."""
 
     def handler(signum: int, _frame: FrameType | None) -> None:
+        _signalled.append(signum)
         raise Interrupted(signum)
 
     previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
@@ -212,12 +216,18 @@ def run_app(command: typer.Typer, args: list[str] | None = None) -> int:
         typer.echo(f"error: {text[:1].lower()}{text[1:]}{hint}", err=True)
         return int(getattr(exc, "exit_code", USAGE_ERROR))
     except typer.Abort:
-        return 130
+        # click turns a KeyboardInterrupt (our Interrupted, SIGTERM included) into Abort
+        return _signal_status()
     except LaglessError as exc:
         typer.echo(f"error: {exc}", err=True)
         return USAGE_ERROR
     except Interrupted as exc:
         return 128 + exc.signum
     except KeyboardInterrupt:
-        return 130
+        return _signal_status()
     return status if isinstance(status, int) else 0
+
+
+def _signal_status() -> int:
+    """128 + the last signal `interruptible` caught (SIGINT when none was: a plain Ctrl-C)."""
+    return 128 + (_signalled[-1] if _signalled else int(signal.SIGINT))
