@@ -1,0 +1,9 @@
+"""Synchronisation over the transport: lockstep, bucket sync, local lag, Time Warp, rollback.
+
+Spec 000 §2.1, §2.3 and §2.14 and GGPO-style rollback (issue 15). Every algorithm is a sans-I/O
+``SyncPeer`` stepping a ``DeterministicGame``; see ``lagless.sync.contract``.
+"""
+
+from lagless.sync.contract import DeterministicGame, Outgoing, SyncPeer, SyncStats
+
+__all__ = ["DeterministicGame", "Outgoing", "SyncPeer", "SyncStats"]
