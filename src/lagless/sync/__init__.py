@@ -4,6 +4,16 @@ Spec 000 §2.1, §2.3 and §2.14 and GGPO-style rollback (issue 15). Every algor
 ``SyncPeer`` stepping a ``DeterministicGame``; see ``lagless.sync.contract``.
 """
 
+from lagless.sync.arena import Arena, ArenaState, ScriptedInputs, arena_input
 from lagless.sync.contract import DeterministicGame, Outgoing, SyncPeer, SyncStats
 
-__all__ = ["DeterministicGame", "Outgoing", "SyncPeer", "SyncStats"]
+__all__ = [
+    "Arena",
+    "ArenaState",
+    "DeterministicGame",
+    "Outgoing",
+    "ScriptedInputs",
+    "SyncPeer",
+    "SyncStats",
+    "arena_input",
+]
