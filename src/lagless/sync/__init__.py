@@ -6,6 +6,7 @@ Spec 000 §2.1, §2.3 and §2.14 and GGPO-style rollback (issue 15). Every algor
 
 from lagless.sync.arena import Arena, ArenaState, ScriptedInputs, arena_input
 from lagless.sync.contract import DeterministicGame, Outgoing, SyncPeer, SyncStats
+from lagless.sync.synctest import SyncTest, SyncTestMismatch, SyncTestReport, run_synctest
 
 __all__ = [
     "Arena",
@@ -15,5 +16,9 @@ __all__ = [
     "ScriptedInputs",
     "SyncPeer",
     "SyncStats",
+    "SyncTest",
+    "SyncTestMismatch",
+    "SyncTestReport",
     "arena_input",
+    "run_synctest",
 ]
