@@ -11,6 +11,20 @@ back to its sender unchanged on the same channel.
 ``lagless proxy`` in front of it: a connect token naming any of them is accepted (netcode-1.02
 spec §10.1 step 8; ``tests/cli/test_secure_proxy.py``). ``monitor`` receives a snapshot of every
 connected client (`ClientStatus`) once per ``monitor_interval``, for a live view.
+
+Operations (issue 16 part 3): ``log`` reports every connection event as a human line or a JSON
+line (`lagless.io.logs`); ``metrics`` serves Prometheus metrics read from the server's own
+statistics at scrape time (`lagless.apps.ops`); and however the run ends (``stop``, a signal,
+``duration``) the server shuts down gracefully:
+
+* each lagless client gets a last message on the reliable-ordered channel, the UTF-8 text of
+  ``goodbye`` (default `SHUTDOWN_REASON`, ``"server shutting down"``), because a netcode
+  disconnect packet carries no reason; the server waits until every such message is
+  acknowledged, or ``shutdown_grace`` seconds (default 1 s) at most;
+* then every client, lagless or plain, is disconnected (netcode's redundant disconnect packets,
+  reason ``server_disconnected`` on the client) and the packets are flushed before the socket
+  closes. A raw (``--raw``) server's payloads belong to the application, so its clients get the
+  disconnect packets only.
 """
 
 from __future__ import annotations
@@ -20,16 +34,22 @@ import contextlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib.util import find_spec
+from typing import TYPE_CHECKING, Final
 
 from lagless._types import Address
 from lagless.apps.netcode_keys import REFERENCE_PRIVATE_KEY, REFERENCE_PROTOCOL_ID
+from lagless.errors import ConfigError
 from lagless.io.endpoint import AsyncEndpoint
+from lagless.io.logs import EventLog
 from lagless.io.serve import serve_events
-from lagless.io.udp import format_hostport, open_udp_socket
+from lagless.io.udp import format_hostport, open_udp_socket, parse_hostport, resolve
 from lagless.transport import (
+    RELIABLE,
     ClientConnected,
     ClientDisconnected,
     ConnectionViolated,
+    MessageDelivered,
     MessageReceived,
     NetcodeServer,
     NetcodeServerConfig,
@@ -37,6 +57,52 @@ from lagless.transport import (
     Server,
     ServerDisconnectReason,
 )
+
+if TYPE_CHECKING:  # prometheus-client is optional: imported only when --metrics is given
+    from lagless.io.metrics import ServerMetrics
+
+SHUTDOWN_REASON: Final = "server shutting down"
+"""What a shutting-down server tells its clients (``lagless serve``'s goodbye, the game's kick)."""
+SHUTDOWN_GRACE: Final = 1.0  # s a shutdown waits at most for the goodbyes to be acknowledged
+
+
+def metrics_address(text: str | None, flag: str = "--metrics") -> Address | None:
+    """Return the numeric address ``--metrics HOST:PORT`` names, or None when not given.
+
+    Raises:
+        ConfigError: the text is not HOST:PORT, the host does not resolve, or
+            ``prometheus-client`` (the ``ops`` extra) is not installed.
+    """
+    if text is None:
+        return None
+    address = parse_hostport(text, field=flag)
+    if find_spec("prometheus_client") is None:
+        raise ConfigError(f"{flag} needs prometheus-client: pip install 'lagless[ops]'")
+    _family, numeric = resolve(address, field=flag)
+    return numeric
+
+
+class ConnectionCounts:
+    """Connections opened and closed (by reason), counted from the transport's events.
+
+    Lives here rather than in `lagless.apps.ops` so that a server without ``--metrics`` needs
+    no prometheus-client; the metrics read it at scrape time.
+    """
+
+    def __init__(self) -> None:
+        self.opened = 0
+        """``ClientConnected`` events seen."""
+        self.closed: dict[str, int] = {}
+        """``ClientDisconnected`` events seen, by lower-case `ServerDisconnectReason` name."""
+
+    def connected(self) -> None:
+        """Count one ``ClientConnected``."""
+        self.opened += 1
+
+    def disconnected(self, reason: ServerDisconnectReason) -> None:
+        """Count one ``ClientDisconnected`` with its reason."""
+        name = reason.name.lower()
+        self.closed[name] = self.closed.get(name, 0) + 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,18 +204,32 @@ async def serve(
     stop: asyncio.Event | None = None,
     monitor: Callable[[list[ClientStatus]], None] | None = None,
     monitor_interval: float = 1.0,
+    log: EventLog | None = None,
+    metrics: Address | None = None,
+    metrics_ready: Callable[[Address], None] | None = None,
+    goodbye: str = SHUTDOWN_REASON,
+    shutdown_grace: float = SHUTDOWN_GRACE,
 ) -> ServeSummary:
-    """Serve until ``duration`` seconds pass or ``stop`` is set, then return the counters.
+    """Serve until ``duration`` seconds pass or ``stop`` is set, shut down, return the counters.
 
     Args:
         options: address, keys and modes.
-        out: receives one human-readable line per connection event and message.
+        out: receives one human-readable line per connection event and message (text mode).
         duration: seconds to run; ``None`` runs until ``stop`` (or forever).
         ready: called with the bound address once the socket is open.
         stop: set it (e.g. from a signal handler) to end the run cleanly.
         monitor: called with every connected client's status each ``monitor_interval`` seconds.
         monitor_interval: seconds between ``monitor`` calls.
+        log: where events are reported; default: human lines through ``out``.
+        metrics: serve Prometheus metrics over HTTP here (needs the ``ops`` extra).
+        metrics_ready: called with the metrics endpoint's bound address.
+        goodbye: the last message each lagless client gets before the disconnect.
+        shutdown_grace: seconds the shutdown waits at most for the goodbyes' acknowledgements.
+
+    Raises:
+        ConfigError: the address or the metrics address cannot be bound.
     """
+    events = log if log is not None else EventLog("lagless.serve", "text", out)
     sock = open_udp_socket(options.address, field="--port")
     try:
         # the public address tokens must name is the one bound: with port 0 the kernel's choice
@@ -172,34 +252,60 @@ async def serve(
     )
     counts = {"connected": 0, "messages": 0, "echoed": 0}
     addresses: dict[int, Address] = {}
+    connections = ConnectionCounts()
+    goodbyes: set[tuple[int, int]] = set()  # (connection id, message id) not yet acknowledged
 
     def handle(event: object) -> None:
         match event:
             case ClientConnected(connection_id=cid, client_id=client_id, address=addr):
                 counts["connected"] += 1
+                connections.connected()
                 addresses[cid] = addr
                 plain = isinstance(obj, Server) and cid in obj.plain_clients
                 kind = ", plain netcode" if plain else ""
                 where = format_hostport(addr)
-                out(f"client {cid} connected from {where} (id {client_id}{kind})")
+                events.info(
+                    "client_connected",
+                    f"client {cid} connected from {where} (id {client_id}{kind})",
+                    client=cid,
+                    client_id=client_id,
+                    address=where,
+                    plain=plain,
+                )
             case ClientDisconnected(connection_id=cid, reason=reason):
-                addresses.pop(cid, None)
-                out(f"client {cid} disconnected ({reason.name.lower()})")
+                connections.disconnected(reason)
+                where = addresses.pop(cid, None)
+                events.info(
+                    "client_disconnected",
+                    f"client {cid} disconnected ({reason.name.lower()})",
+                    client=cid,
+                    address=None if where is None else format_hostport(where),
+                    reason=reason.name.lower(),
+                )
             case ConnectionViolated(connection_id=cid, reason=violation):
-                out(f"client {cid} violated the protocol ({violation.value}); closing")
+                events.warning(
+                    "client_violation",
+                    f"client {cid} violated the protocol ({violation.value}); closing",
+                    client=cid,
+                    reason=violation.value,
+                )
             case MessageReceived(connection_id=cid, channel=channel, payload=payload):
                 counts["messages"] += 1
-                out(f"client {cid} ch{channel}: {_show(payload)}")
+                if not events.json:
+                    out(f"client {cid} ch{channel}: {_show(payload)}")
                 if options.echo and isinstance(obj, Server):
                     counts["echoed"] += obj.send(cid, channel, payload) is not None
             case PayloadReceived(connection_id=cid, payload=payload):
                 counts["messages"] += 1
-                out(f"client {cid} payload: {_show(payload)}")
+                if not events.json:
+                    out(f"client {cid} payload: {_show(payload)}")
                 if options.echo:
                     if isinstance(obj, NetcodeServer):
                         counts["echoed"] += obj.send_payload(cid, payload)
                     else:
                         counts["echoed"] += obj.send_raw(cid, payload)
+            case MessageDelivered(connection_id=cid, message_id=mid):
+                goodbyes.discard((cid, mid))
             case _:
                 pass
 
@@ -209,31 +315,107 @@ async def serve(
         if cid is not None:
             obj.disconnect(cid, ServerDisconnectReason.APPLICATION_ERROR)
 
-    async with AsyncEndpoint(obj, sock, asyncio.get_running_loop()) as endpoint:
-        if ready is not None:
-            ready(endpoint.address)
-        done = stop if stop is not None else asyncio.Event()
-        timer = None
-        if duration is not None:
-            timer = asyncio.get_running_loop().call_later(max(0.0, duration), done.set)
-        watcher = None
-        if monitor is not None:
-            report = monitor
-            watcher = asyncio.create_task(
-                _watch(lambda: report(client_statuses(obj, addresses)), monitor_interval, done)
-            )
+    loop = asyncio.get_running_loop()
+    async with AsyncEndpoint(obj, sock, loop) as endpoint:
+        exporter = None
+        if metrics is not None:
+            exporter = _start_metrics(metrics, loop, obj, connections, endpoint)
         try:
-            await serve_events(endpoint, handle, on_error=drop, stop=done)
+            if ready is not None:
+                ready(endpoint.address)
+            if exporter is not None and metrics_ready is not None:
+                bound = exporter.address
+                if bound is not None:
+                    metrics_ready(bound)
+            done = stop if stop is not None else asyncio.Event()
+            timer = None
+            if duration is not None:
+                timer = loop.call_later(max(0.0, duration), done.set)
+            watcher = None
+            if monitor is not None:
+                report = monitor
+                watcher = asyncio.create_task(
+                    _watch(lambda: report(client_statuses(obj, addresses)), monitor_interval, done)
+                )
+            try:
+                await serve_events(endpoint, handle, on_error=drop, stop=done)
+            finally:
+                if timer is not None:
+                    timer.cancel()
+                if watcher is not None:
+                    watcher.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await watcher
+            await _shut_down(endpoint, handle, goodbyes, goodbye, shutdown_grace, events)
         finally:
-            if timer is not None:
-                timer.cancel()
-            if watcher is not None:
-                watcher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await watcher
+            if exporter is not None:
+                exporter.close()
     return ServeSummary(
         connected=counts["connected"], messages=counts["messages"], echoed=counts["echoed"]
     )
+
+
+def _start_metrics(
+    address: Address,
+    loop: asyncio.AbstractEventLoop,
+    obj: Server | NetcodeServer,
+    connections: ConnectionCounts,
+    endpoint: AsyncEndpoint[Server | NetcodeServer],
+) -> ServerMetrics:
+    """Serve ``obj``'s metrics at ``address``, read on ``loop``'s thread at each scrape."""
+    from lagless.apps.ops import transport_families
+    from lagless.io.metrics import OwnerThread, ServerMetrics
+
+    exporter = ServerMetrics(OwnerThread.for_loop(loop))
+    exporter.add_builder(lambda: transport_families(obj, connections, endpoint.statistics()))
+    exporter.start(address)
+    return exporter
+
+
+async def _shut_down(
+    endpoint: AsyncEndpoint[Server | NetcodeServer],
+    handle: Callable[[object], None],
+    goodbyes: set[tuple[int, int]],
+    goodbye: str,
+    grace: float,
+    events: EventLog,
+) -> None:
+    """Say ``goodbye`` to every lagless client, wait for the acks (``grace`` s at most),
+    disconnect everyone and flush the disconnect packets (see the module docstring)."""
+    while (pending := endpoint.receive_nowait()) is not None:
+        handle(pending)  # a client that connected in the last batch is told too
+    obj = endpoint.obj
+    lagless = obj.clients if isinstance(obj, Server) else []
+    plain = obj.plain_clients if isinstance(obj, Server) else []
+    total = (
+        obj.netcode.num_connected_clients if isinstance(obj, Server) else obj.num_connected_clients
+    )
+    events.info(
+        "shutdown",
+        f"shutting down: telling {total} clients {goodbye!r}",
+        clients=total,
+        reason=goodbye,
+    )
+    if isinstance(obj, Server):
+        text = goodbye.encode("utf-8")
+        for cid in lagless:
+            mid = obj.send(cid, RELIABLE, text)
+            if mid is not None:
+                goodbyes.add((cid, mid))
+        endpoint.flush()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(grace):
+                while goodbyes:
+                    for event in await endpoint.receive_batch():
+                        handle(event)
+        for cid in (*lagless, *plain):
+            if obj.is_connected(cid):  # it may have left during the grace
+                obj.disconnect(cid, ServerDisconnectReason.SERVER_DISCONNECTED)
+    else:
+        obj.disconnect_all()
+    endpoint.flush()
+    while (event := endpoint.receive_nowait()) is not None:
+        handle(event)
 
 
 async def _watch(call: Callable[[], None], interval: float, done: asyncio.Event) -> None:

@@ -38,7 +38,7 @@ from lagless.apps import (
     parse_key,
     serve,
 )
-from lagless.apps.serve import ClientStatus
+from lagless.apps.serve import ClientStatus, metrics_address
 from lagless.apps.talk import token_addresses
 from lagless.cli.common import (
     bind_address,
@@ -53,6 +53,7 @@ from lagless.cli.common import (
 )
 from lagless.cli.live import LiveView, clients_table
 from lagless.errors import ConfigError
+from lagless.io.logs import EventLog, check_log_format, install_json_logging
 from lagless.transport.constants import CONNECT_TOKEN_BYTES, MAX_CLIENTS
 
 DEFAULT_PORT: int = 40000  # UDP port of ``lagless serve``
@@ -96,11 +97,26 @@ def serve_command(
         None, "--duration", help="seconds to run [default: until Ctrl-C]"
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no live table of clients"),
+    metrics: str | None = typer.Option(
+        None,
+        "--metrics",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics over HTTP here (needs lagless[ops]) [default: off]",
+    ),
+    log_format: str = typer.Option(
+        "text", "--log-format", metavar="text|json", help="json: one JSON object per line"
+    ),
 ) -> None:
-    """Run a lagless server (netcode 1.02 handshake and encryption, channels inside)."""
+    """Run a lagless server (netcode 1.02 handshake and encryption, channels inside).
+
+    SIGTERM (or SIGINT) shuts it down gracefully: every lagless client gets the message
+    "server shutting down", then a disconnect; the exit status is 143 (130).
+    """
     address = bind_address(host, port)
     seconds(duration, "--duration")
     in_range(max_clients, "--max-clients", 1, MAX_CLIENTS)
+    fmt = check_log_format(log_format)
+    metrics_at = metrics_address(metrics)
     options = ServeOptions(
         address=address,
         protocol_id=_protocol_id(protocol_id),
@@ -115,28 +131,69 @@ def serve_command(
     )
     mode = "insecure" if insecure else "secure"
     kind = "raw netcode" if raw else "lagless"
-    view = LiveView(quiet=quiet)
+    log = EventLog("lagless.serve", fmt, echo)
+    view = LiveView(quiet=quiet or log.json)
 
     def ready(bound: Address) -> None:
-        echo(f"serving {kind} ({mode}) on {show(bound)}, protocol id {hex(options.protocol_id)}")
+        log.info(
+            "serving",
+            f"serving {kind} ({mode}) on {show(bound)}, protocol id {hex(options.protocol_id)}",
+            address=show(bound),
+            mode=mode,
+            kind=kind,
+            protocol_id=hex(options.protocol_id),
+        )
         for extra in options.public_addresses:
-            echo(f"also accepting tokens that name {show(extra)}")
+            log.info(
+                "public_address",
+                f"also accepting tokens that name {show(extra)}",
+                address=show(extra),
+            )
         if private_key is None and not insecure:
-            echo("note: using the netcode reference test key; pass --private-key in production")
+            log.warning(
+                "test_key",
+                "note: using the netcode reference test key; pass --private-key in production",
+            )
         if not echo_back:
-            echo("note: without --echo the server prints what it receives and answers nothing")
+            log.info(
+                "no_echo",
+                "note: without --echo the server prints what it receives and answers nothing",
+            )
+
+    def metrics_ready(bound: Address) -> None:
+        log.info("metrics", f"metrics on http://{show(bound)}/metrics", address=show(bound))
 
     def monitor(clients: list[ClientStatus]) -> None:
         view.show(clients_table("lagless serve", clients))
 
-    with view:
-        summary: ServeSummary
-        summary, signum = run_until_signal(
-            lambda stop: serve(
-                options, out=echo, duration=duration, ready=ready, stop=stop, monitor=monitor
+    remove = install_json_logging() if log.json else None
+    try:
+        with view:
+            summary: ServeSummary
+            summary, signum = run_until_signal(
+                lambda stop: serve(
+                    options,
+                    out=echo,
+                    duration=duration,
+                    ready=ready,
+                    stop=stop,
+                    monitor=monitor,
+                    log=log,
+                    metrics=metrics_at,
+                    metrics_ready=metrics_ready,
+                )
             )
+        log.info(
+            "summary",
+            f"{summary.connected} clients, {summary.messages} messages, {summary.echoed} echoed",
+            clients=summary.connected,
+            messages=summary.messages,
+            echoed=summary.echoed,
+            signal=signum,
         )
-    echo(f"{summary.connected} clients, {summary.messages} messages, {summary.echoed} echoed")
+    finally:
+        if remove is not None:
+            remove()
     exit_for(signum)
 
 
