@@ -106,9 +106,9 @@ def transport_families(
     closed = CounterMetricFamily(
         "lagless_connections_closed", "Connections closed, by reason.", labels=["reason"]
     )
-    for reason in ServerDisconnectReason:
-        name = reason.name.lower()
-        closed.add_metric([name], counts.closed.get(name, 0))
+    reasons = {reason.name.lower(): 0 for reason in ServerDisconnectReason} | counts.closed
+    for name, count in sorted(reasons.items()):
+        closed.add_metric([name], count)
     dropped = CounterMetricFamily(
         "lagless_dropped_packets",
         "Datagrams dropped by the netcode layer, by reason.",

@@ -93,16 +93,16 @@ class ConnectionCounts:
         self.opened = 0
         """``ClientConnected`` events seen."""
         self.closed: dict[str, int] = {}
-        """``ClientDisconnected`` events seen, by lower-case `ServerDisconnectReason` name."""
+        """Departures seen, by reason."""
 
     def connected(self) -> None:
         """Count one ``ClientConnected``."""
         self.opened += 1
 
-    def disconnected(self, reason: ServerDisconnectReason) -> None:
-        """Count one ``ClientDisconnected`` with its reason."""
-        name = reason.name.lower()
-        self.closed[name] = self.closed.get(name, 0) + 1
+    def disconnected(self, reason: str) -> None:
+        """Count one departure with its reason (a lower-case `ServerDisconnectReason` name, or
+        the game server's ``kicked``)."""
+        self.closed[reason] = self.closed.get(reason, 0) + 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -273,7 +273,7 @@ async def serve(
                     plain=plain,
                 )
             case ClientDisconnected(connection_id=cid, reason=reason):
-                connections.disconnected(reason)
+                connections.disconnected(reason.name.lower())
                 where = addresses.pop(cid, None)
                 events.info(
                     "client_disconnected",

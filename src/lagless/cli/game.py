@@ -18,10 +18,17 @@ import math
 import random
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import typer
 
 from lagless._types import Address
+from lagless.apps.serve import (
+    SHUTDOWN_GRACE,
+    SHUTDOWN_REASON,
+    ConnectionCounts,
+    metrics_address,
+)
 from lagless.cli.common import (
     Interrupted,
     bind_address,
@@ -49,6 +56,7 @@ from lagless.game import (
     GameServer,
     PlayerJoined,
     PlayerLeft,
+    PlayerRejected,
     RoomServer,
     ServerAnnouncement,
     ServerDiscovered,
@@ -56,7 +64,13 @@ from lagless.game import (
 )
 from lagless.io.discovery import BroadcastEndpoint
 from lagless.io.endpoint import PollEndpoint
+from lagless.io.logs import EventLog, check_log_format, install_json_logging
 from lagless.transport import NetcodeServerConfig
+
+if TYPE_CHECKING:  # prometheus-client is optional: imported only when --metrics is given
+    from prometheus_client import Histogram
+
+    from lagless.io.metrics import OwnerThread, ServerMetrics
 
 DEFAULT_PORT: int = 40300  # UDP port of ``lagless game serve`` (vfc: 40200, gossip: 40100)
 ROOMS_PORT: int = 40301  # UDP port of ``lagless game rooms``
@@ -107,8 +121,21 @@ def serve_command(
     ),
     seed: int = typer.Option(0, "--seed", help="seed of the spawn choices"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no line per join and leave"),
+    metrics: str | None = typer.Option(
+        None,
+        "--metrics",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics over HTTP here (needs lagless[ops]) [default: off]",
+    ),
+    log_format: str = typer.Option(
+        "text", "--log-format", metavar="text|json", help="json: one JSON object per line"
+    ),
 ) -> None:
-    """Run an authoritative game server (insecure transport) that answers LAN discovery."""
+    """Run an authoritative game server (insecure transport) that answers LAN discovery.
+
+    SIGTERM (or SIGINT) shuts it down gracefully: every player is kicked with the reason
+    "server shutting down" and disconnected; the exit status is 143 (130).
+    """
     try:
         address = bind_address(host, port)
         in_range(discovery_port, "--discovery-port", 0, 65535)
@@ -116,17 +143,65 @@ def serve_command(
         config = GameConfig(sim_rate=sim_rate, snapshot_rate=snapshot_rate, max_players=max_players)
         level = builtin_map(map_name)
         protocol = _protocol(protocol_id)
+        fmt = check_log_format(log_format)
+        metrics_at = metrics_address(metrics)
     except ConfigError as exc:
         fail(str(exc))
-    game = GameServer(
-        NetcodeServerConfig(protocol_id=protocol, public_address=address, insecure=True),
-        level,
-        rng=random.Random(seed),
-        config=config,
-    )
-    game.listen()
+    log = EventLog("lagless.game", fmt, echo)
+    remove = install_json_logging() if log.json else None
+    try:
+        game = GameServer(
+            NetcodeServerConfig(protocol_id=protocol, public_address=address, insecure=True),
+            level,
+            rng=random.Random(seed),
+            config=config,
+        )
+        game.listen()
+        joined, cpu, signum = _serve_game(
+            game, address, protocol, name, discovery_port, duration, quiet, log, metrics_at
+        )
+        per_tick = cpu / game.ticks * 1000.0 if game.ticks else 0.0
+        log.info(
+            "summary",
+            f"{joined} players joined, {game.ticks} ticks, {per_tick:.2f} ms CPU per tick, "
+            f"{game.lagcomp.accepted} hits, {game.arbiter.committed} kills",
+            players=joined,
+            ticks=game.ticks,
+            cpu_ms_per_tick=round(per_tick, 3),
+            hits=game.lagcomp.accepted,
+            kills=game.arbiter.committed,
+            signal=signum,
+        )
+    finally:
+        if remove is not None:
+            remove()
+    exit_for(signum)
+
+
+def _serve_game(
+    game: GameServer,
+    address: Address,
+    protocol: int,
+    name: str,
+    discovery_port: int,
+    duration: float | None,
+    quiet: bool,
+    log: EventLog,
+    metrics: Address | None,
+) -> tuple[int, float, int | None]:
+    """Run ``game`` until ``duration`` or a signal, then shut it down.
+
+    Returns:
+        The players that joined, the CPU seconds spent pumping, and the stopping signal.
+    """
     joined = 0
     cpu = 0.0
+    connections = ConnectionCounts()
+    owner = None
+    if metrics is not None:
+        from lagless.io.metrics import OwnerThread
+
+        owner = OwnerThread()
     with PollEndpoint(game, address) as endpoint:
         bound = endpoint.address
         responder: BroadcastEndpoint[DiscoveryResponder] | None = None
@@ -144,38 +219,162 @@ def serve_command(
                 )
             except ConfigError as exc:
                 fail(str(exc))
-        where = f", discovery on port {discovery_port}" if responder is not None else ""
-        echo(f"game server on {show(bound)} (insecure), map {level.name}{where}")
-
-        def step() -> bool:
-            nonlocal joined, cpu
-            endpoint.wait(FRAME if responder is not None else None)
-            start = time.process_time()
-            events = endpoint.pump()
-            if responder is not None:
-                responder.pump()
-            cpu += time.process_time() - start
-            for event in events:
-                if isinstance(event, PlayerJoined):
-                    joined += 1
-                    if not quiet:
-                        who = event.info.name or event.info.client_id
-                        echo(f"+ {who} {show(event.info.address)}")
-                elif isinstance(event, PlayerLeft) and not quiet:
-                    echo(f"- {event.info.name or event.info.client_id} ({event.reason})")
-            return True
-
+        exporter = None
+        tick_time = None
         try:
-            signum = _run(step, duration)
+            if metrics is not None and owner is not None:
+                exporter, tick_time = _game_metrics(game, endpoint, connections, owner, metrics)
+            where = f", discovery on port {discovery_port}" if responder is not None else ""
+            log.info(
+                "serving",
+                f"game server on {show(bound)} (insecure), map {game.level.name}{where}",
+                address=show(bound),
+                map=game.level.name,
+                discovery_port=discovery_port if responder is not None else None,
+            )
+            if exporter is not None and exporter.address is not None:
+                at = show(exporter.address)
+                log.info("metrics", f"metrics on http://{at}/metrics", address=at)
+
+            def report(events: list[object]) -> None:
+                nonlocal joined
+                for event in events:
+                    if isinstance(event, PlayerJoined):
+                        joined += 1
+                        connections.connected()
+                        _log_join(log, event, quiet)
+                    elif isinstance(event, PlayerLeft):
+                        connections.disconnected(event.reason)
+                        _log_leave(log, event, quiet)
+                    elif isinstance(event, PlayerRejected):
+                        connections.disconnected("rejected_" + event.reason)
+                        info = event.info
+                        log.warning(
+                            "client_rejected",
+                            f"! {info.name or info.client_id} refused ({event.reason})",
+                            client=info.client,
+                            client_id=info.client_id,
+                            address=show(info.address),
+                            reason=event.reason,
+                        )
+
+            def pump() -> list[object]:
+                nonlocal cpu
+                start, ticks = time.process_time(), game.ticks
+                wall = time.perf_counter()
+                events = endpoint.pump()
+                if responder is not None:
+                    responder.pump()
+                ran = game.ticks - ticks
+                if tick_time is not None and ran:
+                    per = (time.perf_counter() - wall) / ran
+                    for _ in range(ran):
+                        tick_time.observe(per)
+                cpu += time.process_time() - start
+                if owner is not None:
+                    owner.run_pending()
+                return events
+
+            def step() -> bool:
+                endpoint.wait(FRAME if responder is not None or owner is not None else None)
+                report(pump())
+                return True
+
+            try:
+                signum = _run(step, duration)
+            finally:
+                _shut_down_game(game, endpoint, log, pump, report)
         finally:
+            if exporter is not None:
+                exporter.close()
             if responder is not None:
                 responder.close()
-    per_tick = cpu / game.ticks * 1000.0 if game.ticks else 0.0
-    echo(
-        f"{joined} players joined, {game.ticks} ticks, {per_tick:.2f} ms CPU per tick, "
-        f"{game.lagcomp.accepted} hits, {game.arbiter.committed} kills"
+    return joined, cpu, signum
+
+
+def _log_join(log: EventLog, event: PlayerJoined, quiet: bool) -> None:
+    info = event.info
+    message = f"+ {info.name or info.client_id} {show(info.address)}"
+    if log.json or not quiet:
+        log.info(
+            "client_connected",
+            message,
+            client=info.client,
+            client_id=info.client_id,
+            name=info.name,
+            address=show(info.address),
+            avatar=event.avatar,
+        )
+
+
+def _log_leave(log: EventLog, event: PlayerLeft, quiet: bool) -> None:
+    info = event.info
+    if log.json or not quiet:
+        log.info(
+            "client_disconnected",
+            f"- {info.name or info.client_id} ({event.reason})",
+            client=info.client,
+            client_id=info.client_id,
+            name=info.name,
+            address=show(info.address),
+            reason=event.reason,
+        )
+
+
+def _shut_down_game(
+    game: GameServer,
+    endpoint: PollEndpoint[GameServer],
+    log: EventLog,
+    pump: Callable[[], list[object]],
+    report: Callable[[list[object]], None],
+) -> None:
+    """Kick every player with `SHUTDOWN_REASON`, pump until they are gone (`SHUTDOWN_GRACE` s
+    at most; a second signal cuts it short), then disconnect whoever is left and flush."""
+    kicked = endpoint.call(lambda g: g.shutdown(SHUTDOWN_REASON, endpoint.now()))
+    log.info(
+        "shutdown",
+        f"shutting down: telling {kicked} players {SHUTDOWN_REASON!r}",
+        clients=kicked,
+        reason=SHUTDOWN_REASON,
     )
-    exit_for(signum)
+    deadline = time.monotonic() + SHUTDOWN_GRACE
+    with interruptible():
+        try:
+            while game.clients and time.monotonic() < deadline:
+                endpoint.wait(FRAME)
+                report(pump())
+        except Interrupted:
+            pass
+    endpoint.call(lambda g: g.close(endpoint.now()))
+    report(pump())
+
+
+def _game_metrics(
+    game: GameServer,
+    endpoint: PollEndpoint[GameServer],
+    connections: ConnectionCounts,
+    owner: OwnerThread,
+    address: Address,
+) -> tuple[ServerMetrics, Histogram]:
+    """Start the game server's metrics endpoint; return it and its tick-time histogram."""
+    from lagless.apps.ops import TICK_BOUNDS, game_families, transport_families
+    from lagless.io.metrics import ServerMetrics
+
+    exporter = ServerMetrics(owner)
+    exporter.add_builder(
+        lambda: [
+            *transport_families(game.transport, connections, endpoint.statistics()),
+            *game_families(game),
+        ]
+    )
+    tick_time = exporter.histogram(
+        "lagless_tick_seconds", "Wall time per simulation tick, s.", TICK_BOUNDS
+    )
+    try:
+        exporter.start(address)
+    except ConfigError as exc:
+        fail(str(exc))
+    return exporter, tick_time
 
 
 @app.command("discover")

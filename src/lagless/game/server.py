@@ -19,7 +19,8 @@ Decisions:
   once (`PlayerRejected`). An accepted client gets an `Avatar` it owns at the spawn point
   farthest from every living avatar (ties drawn with the injected generator); so do respawns.
 * **Kick** sends the client a guaranteed `Kicked` event, then disconnects it ``kick_grace``
-  seconds later (so the reason can arrive); its avatar is removed at once.
+  seconds later (so the reason can arrive); its avatar is removed at once. `shutdown` kicks
+  everyone with one reason (``lagless game serve`` on SIGTERM: "server shutting down").
 * **Hits** (spec 000 §5.2.4): a `Shoot` claim is judged by lag compensation at ``time -
   view_delay``; an accepted hit beyond the weapon's range or behind a wall (at that instant's
   distance) does not stand. A non-lethal hit takes hitpoints at once (`Hit` to everyone); a lethal
@@ -373,6 +374,13 @@ class GameServer:
         self._kicked.add(client)
         self._remove_avatar(client)
         return True
+
+    def shutdown(self, reason: str, now: float) -> int:
+        """Stop listening and kick every player with ``reason`` (a graceful shutdown, issue 16
+        part 3): each gets a guaranteed `Kicked` event, then its disconnect ``kick_grace``
+        seconds later; run the server until `clients` is empty. Returns the players kicked."""
+        self._listening = False
+        return sum(self.kick(client, reason, now) for client in list(self._players))
 
     def close(self, now: float) -> None:
         """Stop listening and disconnect every client (thesis ``Close``)."""
