@@ -34,6 +34,8 @@ LAYERS: dict[str, int] = {
     "game": 11,
     "demo": 12,
     "apps": 12,
+    "web": 12,
+    "cluster": 12,
     "lab": 13,
     "testing": 14,
     "examples": 14,
@@ -41,7 +43,7 @@ LAYERS: dict[str, int] = {
     "__init__": 16,
     "__main__": 16,
 }
-IO_ALLOWED = {"io", "apps", "cli", "demo", "examples"}
+IO_ALLOWED = {"io", "apps", "cli", "demo", "examples", "web"}
 BANNED_MODULES = {"socket", "asyncio", "selectors", "uvloop", "time"}
 RANDOM_ALLOWED_ATTRS = {"Random", "SystemRandom"}
 
