@@ -335,7 +335,14 @@ class BotServer:
         return event
 
 
-def make_server(address: Address, *, bots: int, rng: random.Random, start: float) -> BotServer:
+def make_server(
+    address: Address,
+    *,
+    bots: int,
+    rng: random.Random,
+    start: float,
+    transport_type: type[Server] = Server,
+) -> BotServer:
     """Build the arena's server with ``bots`` bots, insecure transport (a local demo).
 
     Args:
@@ -343,8 +350,10 @@ def make_server(address: Address, *, bots: int, rng: random.Random, start: float
         bots: Number of bots.
         rng: Seeds the transport's random bytes, the bots and the server.
         start: Server time of tick 0, s.
+        transport_type: The transport server class (``lagless.web``'s ``HybridServer`` adds
+            WebSocket links).
     """
-    transport = Server(
+    transport = transport_type(
         config=NetcodeServerConfig(protocol_id=PROTOCOL_ID, public_address=address, insecure=True),
         random_bytes=random.Random(rng.getrandbits(64)).randbytes,
     )

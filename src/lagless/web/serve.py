@@ -1,0 +1,387 @@
+"""The demo's arena served to browsers: WebSocket links and the page on one TCP port, UDP beside.
+
+``open_web_match`` builds the demo's ``BotServer`` (``lagless.demo.arena``) on a ``HybridServer``
+transport, drives it with a UDP ``AsyncEndpoint`` (so ``lagless demo --connect`` players join the
+same match) and serves the browser page and its WebSocket links with
+``lagless.io.websocket``. ``WebMatch`` is the glue: the sans-I/O object the UDP endpoint pumps
+(it wraps the ``BotServer``) and the ``LinkHandler`` of the WebSocket server. After every pump it
+hands the ``HybridServer``'s frames to the links and closes the links it names, so frames made
+by a timer (the 20-Hz snapshots) leave in the same pump as the UDP datagrams.
+
+Decisions:
+    * One clock: link events are stamped with the UDP endpoint's clock (``endpoint.now()``), the
+      clock the physics server ticks and stamps its snapshots with, so a PONG's server time and
+      a snapshot's time are on the same axis.
+    * The page's settings (protocol id, channels, arena size, snapshot ranges, display models,
+      colours) are served as ``/config.json`` built from the Python constants, so the browser
+      cannot drift from the server.
+    * The per-browser rate is the WebSocket payload bytes written per second (no WebSocket,
+      TCP or IP headers) over all links, divided by the browsers connected.
+    * This module uses asyncio (``lagless.web`` is in the layer test's ``IO_ALLOWED``, like
+      ``lagless.demo``, whose ``serve_match`` it mirrors); the protocol logic it drives
+      (``HybridServer``, ``lagless.web.frames``) is sans-I/O.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import random
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Final
+
+from lagless._types import Address
+from lagless.demo.arena import (
+    ARENA_HEIGHT,
+    ARENA_WIDTH,
+    DISPLAY_MODELS,
+    PROTOCOL_ID,
+    SNAPSHOT_FORMAT,
+    SNAPSHOT_RATE,
+    TICK_RATE,
+    BotServer,
+    TickStats,
+    make_server,
+)
+from lagless.errors import ConfigError
+from lagless.io import AsyncEndpoint, open_endpoint
+from lagless.io.websocket import (
+    StaticFile,
+    WebSocketLink,
+    WebSocketServer,
+    open_websocket_server,
+)
+from lagless.transport import RELIABLE, UNRELIABLE
+from lagless.transport.netcode_state import ServerDisconnectReason
+from lagless.web.frames import LINK_VERSION, MAX_FRAME
+from lagless.web.hybrid import HybridServer
+
+__all__ = [
+    "COLOURS",
+    "WS_PATH",
+    "WebMatch",
+    "WebStatus",
+    "open_web_match",
+    "page_config",
+    "serve_web",
+    "static_files",
+    "web_status",
+]
+
+WS_PATH: Final = "/ws"
+COLOURS: Final = {
+    "background": (28, 30, 36),
+    "wall": (150, 150, 160),
+    "car": (70, 170, 255),
+    "player": (255, 215, 0),
+    "path": (45, 80, 120),
+    "player_path": (130, 110, 30),
+}
+"""RGB colours of the page's canvas: the demo window's (``lagless.demo.render``)."""
+_TYPES: Final = {
+    ".html": "text/html; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+}
+_CLOSE_NORMAL: Final = 1000
+_CLOSE_POLICY: Final = 1008
+
+
+def page_config() -> dict[str, Any]:
+    """Return what the browser page must share with the server (served as ``/config.json``)."""
+    fmt = SNAPSHOT_FORMAT
+    return {
+        "protocol_id": PROTOCOL_ID,
+        "link_version": LINK_VERSION,
+        "ws_path": WS_PATH,
+        "channels": {"reliable": RELIABLE, "unreliable": UNRELIABLE},
+        "arena": {"width": ARENA_WIDTH, "height": ARENA_HEIGHT},
+        "tick_rate": TICK_RATE,
+        "snapshot_rate": SNAPSHOT_RATE,
+        "snapshot_format": {
+            "position_limit": fmt.position_limit,
+            "position_resolution": fmt.position_resolution,
+            "velocity_min": fmt.velocity_min,
+            "velocity_max": fmt.velocity_max,
+            "velocity_resolution": fmt.velocity_resolution,
+            "angular_velocity_limit": fmt.angular_velocity_limit,
+            "angular_velocity_resolution": fmt.angular_velocity_resolution,
+            "heading_bits": fmt.heading_bits,
+        },
+        "display_models": {
+            name: {
+                "render_delay": view.render_delay,
+                "rtt_factor": view.rtt_factor,
+                "extrapolation_time": view.extrapolation_time,
+                "correction_time": view.correction_time,
+                "dr_order": 2 if view.use_acceleration else 1,
+            }
+            for name, view in DISPLAY_MODELS.items()
+        },
+        "colours": {name: list(rgb) for name, rgb in COLOURS.items()},
+    }
+
+
+def static_files() -> dict[str, StaticFile]:
+    """Return the page's files (package data ``lagless/web/static``) and ``/config.json``."""
+    root = resources.files("lagless.web") / "static"
+    files: dict[str, StaticFile] = {}
+    for entry in root.iterdir():
+        suffix = "." + entry.name.rsplit(".", 1)[-1]
+        if entry.is_file() and suffix in _TYPES:
+            files[f"/{entry.name}"] = StaticFile(_TYPES[suffix], entry.read_bytes())
+    body = json.dumps(page_config(), indent=1).encode()
+    files["/config.json"] = StaticFile("application/json", body)
+    return files
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WebStatus:
+    """What a web match reports once a second and at the end."""
+
+    http_address: Address
+    """Where browsers open the page (``http://host:port/``)."""
+    udp_address: Address
+    """Where ``lagless demo --connect`` players connect."""
+    elapsed: float
+    """Seconds since the match started."""
+    players: int
+    """Players connected (browsers and UDP)."""
+    browsers: int
+    """Browsers connected."""
+    bots: int
+    """Bots driving."""
+    tick: TickStats
+    """Server wall time per tick."""
+    kbps_per_browser: float
+    """WebSocket payload kB/s (1000 bytes) written per browser: over the last second in a
+    report, the mean over the seconds with browsers in the final status."""
+    frames_dropped: int
+    """Snapshot frames dropped because a browser was behind (all links so far)."""
+
+
+class WebMatch:
+    """The glue between the ``BotServer``, its ``HybridServer`` and the two drivers.
+
+    A sans-I/O object for the UDP endpoint (it delegates to ``bot``) and the ``LinkHandler`` of
+    the WebSocket server. Call ``attach`` with the endpoint before the first link opens.
+
+    Args:
+        bot: The demo's server, built on a ``HybridServer`` transport.
+    """
+
+    def __init__(self, bot: BotServer) -> None:
+        """Wrap ``bot``; no driver yet."""
+        transport = bot.server.transport
+        if not isinstance(transport, HybridServer):
+            raise ConfigError("WebMatch needs a BotServer on a HybridServer transport")
+        self.bot = bot
+        self.hub: HybridServer = transport
+        self.links: dict[int, WebSocketLink] = {}
+        """Open WebSocket links by id."""
+        self._endpoint: AsyncEndpoint[WebMatch] | None = None
+        self.frames_dropped_closed = 0  # drops of links that have closed
+        self.bytes_out_closed = 0  # bytes written to links that have closed
+
+    def attach(self, endpoint: AsyncEndpoint[WebMatch]) -> None:
+        """Use ``endpoint`` (the UDP driver pumping this object) for its clock and pumps."""
+        self._endpoint = endpoint
+
+    @property
+    def frames_dropped(self) -> int:
+        """Return the droppable frames dropped on all links so far."""
+        return self.frames_dropped_closed + sum(link.dropped for link in self.links.values())
+
+    @property
+    def bytes_out(self) -> int:
+        """Return the WebSocket payload bytes written to all links so far."""
+        return self.bytes_out_closed + sum(link.bytes_out for link in self.links.values())
+
+    # -- LinkHandler ----------------------------------------------------------------------------
+
+    def _pump(self, fn: Callable[[float], None]) -> None:
+        endpoint = self._endpoint
+        assert endpoint is not None, "attach the endpoint first"
+        endpoint.call(lambda _obj: fn(endpoint.now()))
+
+    def link_opened(self, link: WebSocketLink) -> None:
+        """Register the link with the hub."""
+        self.links[link.id] = link
+        self._pump(lambda now: self.hub.open_link(link.id, link.address, now))
+
+    def link_frame(self, link: WebSocketLink, data: bytes) -> None:
+        """Hand one frame to the hub."""
+        self._pump(lambda now: self.hub.receive_frame(link.id, data, now))
+
+    def link_closed(self, link: WebSocketLink) -> None:
+        """Tell the hub the link is gone."""
+        if self.links.pop(link.id, None) is not None:
+            self.frames_dropped_closed += link.dropped
+            self.bytes_out_closed += link.bytes_out
+        self._pump(lambda now: self.hub.close_link(link.id, now))
+
+    # -- sans-I/O interface (the UDP endpoint's object) -----------------------------------------
+
+    def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:
+        """Feed a UDP datagram to the server."""
+        self.bot.receive_datagram(data, addr, now)
+
+    def handle_timer(self, now: float) -> None:
+        """Run the server's timers, ticks and bots."""
+        self.bot.handle_timer(now)
+
+    def datagrams_to_send(self, now: float) -> list[tuple[bytes, Address]]:
+        """Return the UDP datagrams; write the links' frames and close the links due."""
+        out = self.bot.datagrams_to_send(now)
+        for frame in self.hub.frames_to_send():
+            link = self.links.get(frame.link_id)
+            if link is not None:
+                link.send(frame.data, droppable=frame.droppable)
+        for close in self.hub.links_to_close():
+            link = self.links.get(close.link_id)
+            if link is not None:
+                normal = close.reason == ServerDisconnectReason.SERVER_DISCONNECTED
+                link.close(_CLOSE_NORMAL if normal else _CLOSE_POLICY, close.reason.name.lower())
+        return out
+
+    def next_timer(self) -> float | None:
+        """Return the server's next deadline."""
+        return self.bot.next_timer()
+
+    def next_event(self) -> object | None:
+        """Return the server's next event (``CarJoined`` / ``CarLeft``)."""
+        return self.bot.next_event()
+
+
+@contextlib.asynccontextmanager
+async def open_web_match(
+    http: Address, udp: Address, *, bots: int, seed: int
+) -> AsyncIterator[tuple[WebMatch, WebSocketServer, AsyncEndpoint[WebMatch]]]:
+    """Run the arena with ``bots`` bots for browsers on ``http`` and UDP players on ``udp``.
+
+    Args:
+        http: Numeric ``(host, port)`` of the page and WebSocket links; port 0 picks one.
+        udp: Numeric ``(host, port)`` of the UDP endpoint; port 0 picks one.
+        bots: Bots on the server.
+        seed: Seeds the server and the bots.
+
+    Yields:
+        The match, the WebSocket server (its ``address``) and the UDP endpoint (its ``address``).
+
+    Raises:
+        ConfigError: An address that cannot be bound, or bad ``bots``.
+    """
+    loop = asyncio.get_running_loop()
+    bot = make_server(
+        udp, bots=bots, rng=random.Random(seed), start=loop.time(), transport_type=HybridServer
+    )
+    match = WebMatch(bot)
+    async with open_endpoint(match, udp) as endpoint:
+        match.attach(endpoint)
+        try:
+            async with open_websocket_server(
+                http, match, ws_path=WS_PATH, static=static_files(), max_frame=MAX_FRAME
+            ) as web:
+                yield match, web, endpoint
+        except OSError as exc:
+            raise ConfigError(f"cannot serve on {http[0]}:{http[1]}: {exc.strerror}") from None
+
+
+class _Rates:
+    """kB/s per browser over each report interval, and their mean over intervals with browsers."""
+
+    def __init__(self) -> None:
+        self._last_t = 0.0
+        self._last_bytes = 0
+        self._samples: list[float] = []
+        self.last = 0.0
+
+    def sample(self, match: WebMatch, elapsed: float) -> None:
+        written = match.bytes_out
+        browsers = len(match.hub.link_connections)
+        span = elapsed - self._last_t
+        if browsers and span > 0.0:
+            self.last = (written - self._last_bytes) / span / 1000.0 / browsers
+            self._samples.append(self.last)
+        else:
+            self.last = 0.0
+        self._last_t, self._last_bytes = elapsed, written
+
+    @property
+    def mean(self) -> float:
+        return sum(self._samples) / len(self._samples) if self._samples else 0.0
+
+
+def web_status(
+    match: WebMatch, http: Address, udp: Address, elapsed: float, kbps: float
+) -> WebStatus:
+    """Read a ``WebStatus`` off a running match."""
+    return WebStatus(
+        http_address=http,
+        udp_address=udp,
+        elapsed=elapsed,
+        players=len(match.bot.server.cars),
+        browsers=len(match.hub.link_connections),
+        bots=len(match.bot.bots),
+        tick=match.bot.tick_stats(),
+        kbps_per_browser=kbps,
+        frames_dropped=match.frames_dropped,
+    )
+
+
+async def serve_web(
+    http: Address,
+    udp: Address,
+    *,
+    bots: int,
+    seed: int,
+    duration: float | None,
+    stop: asyncio.Event,
+    on_start: Callable[[WebStatus], None],
+    report: Callable[[WebStatus], None] | None = None,
+) -> WebStatus:
+    """Serve the arena to browsers and UDP players until ``duration`` s pass or ``stop`` is set.
+
+    Args:
+        http: Numeric ``(host, port)`` of the page; port 0 picks one.
+        udp: Numeric ``(host, port)`` for ``lagless demo --connect``; port 0 picks one.
+        bots: Bots on the server.
+        seed: Seeds the server and the bots.
+        duration: Seconds to run, or ``None`` until ``stop``.
+        stop: Set it to stop.
+        on_start: Called once both servers listen.
+        report: Called once a second with the status, or ``None``.
+
+    Returns:
+        The final status.
+
+    Raises:
+        ConfigError: Bad duration, or an address that cannot be bound.
+    """
+    if duration is not None and not (math.isfinite(duration) and duration > 0.0):
+        raise ConfigError(f"--duration must be a number of seconds > 0, got {duration:g}")
+    loop = asyncio.get_running_loop()
+    async with open_web_match(http, udp, bots=bots, seed=seed) as (match, web, endpoint):
+        started = loop.time()
+        rates = _Rates()
+        on_start(web_status(match, web.address, endpoint.address, 0.0, 0.0))
+        next_report = started + 1.0
+        end = math.inf if duration is None else started + duration
+        while not stop.is_set() and loop.time() < end:
+            timeout = max(0.0, min(next_report, end) - loop.time())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout)
+            while endpoint.receive_nowait() is not None:
+                pass  # CarJoined / CarLeft: the players show in the status
+            if loop.time() >= next_report:
+                next_report += 1.0
+                elapsed = loop.time() - started
+                rates.sample(match, elapsed)
+                if report is not None:
+                    report(web_status(match, web.address, endpoint.address, elapsed, rates.last))
+        elapsed = loop.time() - started
+        return web_status(match, web.address, endpoint.address, elapsed, rates.mean)
