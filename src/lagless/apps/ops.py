@@ -71,7 +71,7 @@ TICK_BOUNDS: Final = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.004, 0.008, 0.016
 
 def transport_families(
     server: Server | NetcodeServer,
-    counts: ConnectionCounts,
+    counts: ConnectionCounts | None,
     endpoint: EndpointStatistics | None = None,
 ) -> list[Metric]:
     """Connections, RTT and loss histograms, traffic and drops of a transport server, now.
@@ -81,7 +81,8 @@ def transport_families(
 
     Args:
         server: a lagless `Server` or a plain `NetcodeServer` (which has no RTT or loss).
-        counts: the connections opened and closed so far.
+        counts: the connections opened and closed so far; None leaves those two families out
+            (a server whose connection events the application never sees).
         endpoint: the driver's counters, when known.
     """
     netcode = server.netcode if isinstance(server, Server) else server
@@ -103,12 +104,6 @@ def transport_families(
     )
     connections.add_metric(["lagless"], lagless)
     connections.add_metric(["plain"], plain)
-    closed = CounterMetricFamily(
-        "lagless_connections_closed", "Connections closed, by reason.", labels=["reason"]
-    )
-    reasons = {reason.name.lower(): 0 for reason in ServerDisconnectReason} | counts.closed
-    for name, count in sorted(reasons.items()):
-        closed.add_metric([name], count)
     dropped = CounterMetricFamily(
         "lagless_dropped_packets",
         "Datagrams dropped by the netcode layer, by reason.",
@@ -118,8 +113,6 @@ def transport_families(
         dropped.add_metric([drop.value], count)
     families: list[Metric] = [
         connections,
-        _counter("lagless_connections_opened", "Connections opened.", counts.opened),
-        closed,
         gauge_histogram(
             "lagless_rtt_seconds",
             "Smoothed round-trip time of the connected clients, s.",
@@ -147,6 +140,8 @@ def transport_families(
         dropped,
         _counter("lagless_denied", "Connection requests denied: server full.", stats.denied_sent),
     ]
+    if counts is not None:
+        families += _connection_counts(counts)
     if endpoint is not None:
         families.append(
             _counter(
@@ -221,6 +216,16 @@ def demo_families(status: ServerStatus | None) -> list[Metric]:
             status.kbps_per_client * 1000.0,
         ),
     ]
+
+
+def _connection_counts(counts: ConnectionCounts) -> list[Metric]:
+    closed = CounterMetricFamily(
+        "lagless_connections_closed", "Connections closed, by reason.", labels=["reason"]
+    )
+    reasons = {reason.name.lower(): 0 for reason in ServerDisconnectReason} | counts.closed
+    for name, count in sorted(reasons.items()):
+        closed.add_metric([name], count)
+    return [_counter("lagless_connections_opened", "Connections opened.", counts.opened), closed]
 
 
 def _counter(name: str, documentation: str, value: float) -> CounterMetricFamily:

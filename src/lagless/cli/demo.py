@@ -21,9 +21,11 @@ Decisions:
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import time
+from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +35,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from lagless.apps.serve import metrics_address
 from lagless.cli.common import (
     echo,
     exit_for,
@@ -43,11 +46,13 @@ from lagless.cli.common import (
     show,
 )
 from lagless.errors import ConfigError
+from lagless.io.logs import EventLog, LogFormat, check_log_format, install_json_logging
 
 if TYPE_CHECKING:
     from lagless.demo.arena import TickStats
-    from lagless.demo.net import UdpPlayer
+    from lagless.demo.net import ServerStatus, UdpPlayer
     from lagless.demo.session import LiveStatus
+    from lagless.io.metrics import ServerMetrics
 
 _HEADLESS_DURATION = 20.0  # s
 _EXTRAS = (("pygame", "pygame-ce"), ("pymunk", "pymunk"))  # (module, package)
@@ -149,6 +154,15 @@ def demo(
     connect: str | None = typer.Option(None, "--connect", help="HOST:PORT of a --server"),
     host: str = typer.Option("0.0.0.0", "--host", help="--server: address to serve on"),
     port: int = typer.Option(40600, "--port", "-p", help="--server: UDP port (0 picks one)"),
+    metrics: str | None = typer.Option(
+        None,
+        "--metrics",
+        metavar="HOST:PORT",
+        help="--server: serve Prometheus metrics over HTTP here (needs lagless[ops])",
+    ),
+    log_format: str = typer.Option(
+        "text", "--log-format", metavar="text|json", help="--server: json gives JSON lines"
+    ),
 ) -> None:
     """Play a car arena with bots; headless, it writes last-frame.png and summary.json."""
     require_extras()
@@ -160,8 +174,12 @@ def demo(
     view_name(model)
     if server and connect is not None:
         raise ConfigError("--server and --connect exclude each other")
+    fmt = check_log_format(log_format)
+    if not server and (metrics is not None or fmt != "text"):
+        raise ConfigError("--metrics and --log-format go with --server")
     if server:
-        _serve(bots, seed, check_profile(profile or "none"), duration, host, port, quiet)
+        ops = _Ops(metrics_address(metrics), fmt)
+        _serve(bots, seed, check_profile(profile or "none"), duration, host, port, quiet, ops)
     elif connect is not None:
         if profile is not None:
             raise ConfigError("--profile goes on the --server side; --connect uses its link")
@@ -239,6 +257,14 @@ def _window(bots: int, seed: int, profile: str, model: str, duration: float | No
     echo(f"demo: {frames} frames, server tick {tick.avg_ms:.2f} ms avg, {tick.p99_ms:.2f} ms p99")
 
 
+@dataclass(frozen=True, slots=True)
+class _Ops:
+    """``--metrics`` and ``--log-format`` of ``--server``."""
+
+    metrics: tuple[str, int] | None
+    log_format: LogFormat
+
+
 def _serve(
     bots: int,
     seed: int,
@@ -247,17 +273,48 @@ def _serve(
     host: str,
     port: int,
     quiet: bool,
+    ops: _Ops,
 ) -> None:
     from lagless.cli.common import bind_address
-    from lagless.demo.net import ServerStatus, serve_match
+    from lagless.demo.net import serve_match
 
     address = bind_address(host, port)
-    table = _Table(quiet, ("t_s", "players", "bots", "tick_ms", "tick_p99_ms", "kBps_per_client"))
+    log = EventLog("lagless.demo", ops.log_format, echo)
+    table = _Table(
+        quiet or log.json, ("t_s", "players", "bots", "tick_ms", "tick_p99_ms", "kBps_per_client")
+    )
+    latest: list[ServerStatus] = []
+    exporter = None
 
     def on_start(status: ServerStatus) -> None:
-        echo(f"demo server on {show(status.address)} ({status.bots} bots, profile {profile})")
+        nonlocal exporter
+        latest[:] = [status]
+        log.info(
+            "serving",
+            f"demo server on {show(status.address)} ({status.bots} bots, profile {profile})",
+            address=show(status.address),
+            bots=status.bots,
+            profile=profile,
+        )
+        if ops.metrics is not None:
+            exporter = _demo_metrics(latest, ops.metrics)
+            if exporter.address is not None:
+                at = show(exporter.address)
+                log.info("metrics", f"metrics on http://{at}/metrics", address=at)
 
     def report(status: ServerStatus) -> None:
+        latest[:] = [status]
+        if log.json and not quiet:
+            log.info(
+                "status",
+                f"{status.players} players, {status.bots} bots, tick {status.tick.avg_ms:.2f} ms",
+                elapsed_s=round(status.elapsed, 3),
+                players=status.players,
+                bots=status.bots,
+                tick_ms=round(status.tick.avg_ms, 3),
+                tick_p99_ms=round(status.tick.p99_ms, 3),
+                kbps_per_client=round(status.kbps_per_client, 3),
+            )
         table.row(
             (
                 f"{status.elapsed:.0f}",
@@ -269,6 +326,7 @@ def _serve(
             )
         )
 
+    remove = install_json_logging() if log.json else None
     try:
         final, signum = run_until_signal(
             lambda stop: serve_match(
@@ -282,15 +340,39 @@ def _serve(
                 report=report,
             )
         )
+        log.info(
+            "summary",
+            f"demo server: {final.elapsed:.1f} s, {final.players} players, {final.bots} bots, "
+            f"tick {final.tick.avg_ms:.2f} ms avg, {final.tick.p99_ms:.2f} ms p99 "
+            f"(CPU {final.cpu.avg_ms:.2f} ms avg, {final.cpu.p99_ms:.2f} ms p99), "
+            f"{final.kbps_per_client:.2f} kB/s per client",
+            elapsed_s=round(final.elapsed, 3),
+            players=final.players,
+            bots=final.bots,
+            tick_ms=round(final.tick.avg_ms, 3),
+            tick_p99_ms=round(final.tick.p99_ms, 3),
+            cpu_ms=round(final.cpu.avg_ms, 3),
+            kbps_per_client=round(final.kbps_per_client, 3),
+            signal=signum,
+        )
     finally:
         table.close()
-    echo(
-        f"demo server: {final.elapsed:.1f} s, {final.players} players, {final.bots} bots, "
-        f"tick {final.tick.avg_ms:.2f} ms avg, {final.tick.p99_ms:.2f} ms p99 "
-        f"(CPU {final.cpu.avg_ms:.2f} ms avg, {final.cpu.p99_ms:.2f} ms p99), "
-        f"{final.kbps_per_client:.2f} kB/s per client"
-    )
+        if exporter is not None:
+            exporter.close()
+        if remove is not None:
+            remove()
     exit_for(signum)
+
+
+def _demo_metrics(latest: list[ServerStatus], address: tuple[str, int]) -> ServerMetrics:
+    """Start the demo server's metrics endpoint over its last once-a-second status."""
+    from lagless.apps.ops import demo_families
+    from lagless.io.metrics import OwnerThread, ServerMetrics
+
+    exporter = ServerMetrics(OwnerThread.for_loop(asyncio.get_running_loop()))
+    exporter.add_builder(lambda: demo_families(latest[-1] if latest else None))
+    exporter.start(address)
+    return exporter
 
 
 def _connect(

@@ -527,26 +527,64 @@ def rooms_command(
     duration: float | None = typer.Option(
         None, "--duration", help="seconds to run [default: until Ctrl-C]"
     ),
+    metrics: str | None = typer.Option(
+        None,
+        "--metrics",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics over HTTP here (needs lagless[ops]) [default: off]",
+    ),
 ) -> None:
     """Run the room service: rooms, matchmaking by properties, event relay (insecure)."""
     try:
         address: Address = bind_address(host, port)
         seconds(duration, "--duration")
         protocol = _protocol(protocol_id)
+        metrics_at = metrics_address(metrics)
     except ConfigError as exc:
         fail(str(exc))
     service = RoomServer(
         NetcodeServerConfig(protocol_id=protocol, public_address=address, insecure=True)
     )
     with PollEndpoint(service, address) as endpoint:
+        exporter = None if metrics_at is None else _rooms_metrics(service, endpoint, metrics_at)
         echo(f"room service on {show(endpoint.address)} (insecure)")
+        if exporter is not None and exporter.address is not None:
+            echo(f"metrics on http://{show(exporter.address)}/metrics")
 
         def step() -> bool:
-            endpoint.wait(0.1)
+            endpoint.wait(0.1 if exporter is None else FRAME)
             endpoint.pump()
+            if exporter is not None:
+                exporter.owner.run_pending()
             return True
 
-        signum = _run(step, duration)
+        try:
+            signum = _run(step, duration)
+        finally:
+            if exporter is not None:
+                exporter.close()
     rooms = service.rooms
     echo(f"{len(rooms)} rooms open, {service.relayed} events relayed")
     exit_for(signum)
+
+
+def _rooms_metrics(
+    service: RoomServer, endpoint: PollEndpoint[RoomServer], address: Address
+) -> ServerMetrics:
+    """Start the room service's metrics endpoint (transport and room families)."""
+    from lagless.apps.ops import rooms_families, transport_families
+    from lagless.io.metrics import OwnerThread, ServerMetrics
+
+    exporter = ServerMetrics(OwnerThread())
+    exporter.add_builder(
+        lambda: [
+            # the room service keeps its connection events to itself: no opened/closed counts
+            *transport_families(service.transport, None, endpoint.statistics()),
+            *rooms_families(service),
+        ]
+    )
+    try:
+        exporter.start(address)
+    except ConfigError as exc:
+        fail(str(exc))
+    return exporter
