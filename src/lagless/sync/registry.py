@@ -30,6 +30,8 @@ DEFAULT_FRAME_PERIOD: Final = 1.0 / 60.0
 ALGORITHMS: Final[dict[str, str]] = {
     "time-warp": "lagless.sync.timewarp:TimeWarpPeer",
     "local-rollback": "lagless.sync.timewarp:LocalRollbackPeer",
+    "lockstep": "lagless.sync.lockstep:LockstepPeer",
+    "bucket": "lagless.sync.bucket:BucketPeer",
 }
 """Algorithm name -> ``"module:Class"`` of its ``SyncPeer``."""
 
