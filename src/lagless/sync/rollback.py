@@ -1,0 +1,629 @@
+"""GGPO-style rollback: input delay, prediction, rollback and re-simulation, time sync, spectators.
+
+Issue 15 "Build" 6, the practice of today's fighting games (GGPO): every peer simulates every
+frame at once with the inputs it has; a remote input that has not arrived is predicted by
+repeating that player's last known input. When the real input arrives and differs from the
+prediction, the peer loads the state saved before the first mispredicted frame and re-simulates
+up to the present (the "rollback"), within the same tick, so the screen jumps to the corrected
+state. A few frames of input delay (the local input is applied ``input_delay`` frames later on
+every peer) make mispredictions rarer; a prediction window bounds how far a peer may run ahead
+of the inputs it holds: past it, the peer stalls rather than roll back further.
+
+Units: times in seconds (``now`` is passed in), frames are integers, sizes in bytes, the frame
+advantage in frames.
+
+Decisions:
+    * Players are peers ``0 .. game.players - 1``; peers ``game.players .. peers - 1`` are
+      spectators (``RollbackSpectator``), fed confirmed inputs by the spectator host (peer 0 by
+      default). ``make_rollback_peer`` builds the right one for a peer number (the registry's
+      ``"rollback"`` entry).
+    * Each player sends, every tick, one datagram to every other player carrying all of its
+      inputs that player has not acknowledged (redundancy instead of the reliable channel), the
+      highest frame up to which it holds that player's inputs (the acknowledgement), its current
+      frame and its frame advantage, and its latest confirmed checksum. Inputs of frames
+      ``0 .. input_delay - 1`` are the neutral input and are sent like any other.
+    * A frame is *confirmed* when every player's input for it is known; the state of frame ``k``
+      is final once frame ``k - 1`` is confirmed. Rollback depth is at most ``max_prediction``:
+      a peer only steps frame ``f`` when ``f - confirmed_frame <= max_prediction`` and stalls
+      (``SyncStats.stall_frames``) otherwise. ``max_prediction = 0`` is lockstep-like.
+    * A mispredicted frame found in ``receive`` is rolled back at the start of the next ``tick``
+      (as GGPO does in its advance), so several late inputs cost one rollback.
+    * Time sync (GGPO's frame advantage): a peer estimates the remote's frame now as its last
+      reported frame plus the time since it arrived plus half the smoothed RTT (measured from
+      input acknowledgements), in frames; its advantage is its own frame minus that. Peers
+      exchange advantages, and ``(mine - theirs) / 2`` averaged over ``sync_window`` ticks is the
+      lead that asymmetric latency estimates cancel out of. A peer whose largest lead exceeds
+      half a frame lengthens ``frame_period`` by ``lead / 30`` of a period (at most 25 %), so it
+      gives the lead back over about 30 frames; the peer behind never speeds up. A driver that
+      does not honour ``frame_period`` gets no time sync (the prediction window still bounds
+      the gap).
+    * Checksums: every ``checksum_interval`` frames a peer takes the checksum of the state it is
+      about to step; once that state is final it becomes the peer's latest confirmed checksum
+      (kept in ``confirmed_checksums``, the last ``history`` of them) and travels in every
+      datagram; a frame whose checksum differs from a remote's is appended to
+      ``SyncStats.desyncs`` once.
+    * Spectators never send inputs, only acknowledgements (5 bytes a tick), so the host can send
+      confirmed inputs redundantly until acknowledged. The host keeps at most
+      ``spectator_backlog`` frames per spectator; a spectator further behind is dropped
+      (``dropped_spectators``). A spectator steps one frame per tick, two while more than
+      ``catch_up`` frames are waiting, and stalls when none is.
+    * Bounded memory: saved states and prediction records exist only for unconfirmed frames;
+      inputs are kept until every receiver acknowledged them; inputs more than ``HORIZON``
+      frames ahead of the receiver's frame are dropped and counted in ``rejected``.
+    * ``rng`` is accepted for the registry's uniform signature; rollback makes no random choice.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from typing import Any, Final, Generic, TypeVar
+
+from lagless.sync.contract import DeterministicGame, Outgoing, SyncStats
+from lagless.sync.inputs import (
+    MAX_INPUT_BYTES,
+    InputPacket,
+    SpectatePacket,
+    SpectatorAck,
+    decode_rollback_packet,
+    encode_input_packet,
+    encode_spectate_packet,
+    encode_spectator_ack,
+)
+
+__all__ = ["RollbackPeer", "RollbackSpectator", "make_rollback_peer"]
+
+S = TypeVar("S")
+
+HORIZON: Final = 256
+"""Frames beyond the receiver's current frame from which remote inputs are dropped."""
+SLOWDOWN_DEAD_BAND: Final = 0.5
+"""Frames of lead tolerated before a peer slows down."""
+CATCH_UP_FRAMES: Final = 30.0
+"""A lead of L frames lengthens the period by L / CATCH_UP_FRAMES."""
+MAX_SLOWDOWN: Final = 0.25
+"""Largest relative lengthening of ``frame_period``."""
+RTT_GAIN: Final = 0.125
+"""Weight of a new RTT sample in the smoothed RTT."""
+REMOTE_SUMS_KEPT: Final = 64
+"""Remote checksums kept per peer while waiting for our own of the same frame."""
+
+
+def _keep_last(table: dict[int, int], limit: int) -> None:
+    """Drop the oldest-inserted entries of ``table`` until it holds ``limit``."""
+    while len(table) > limit:
+        del table[next(iter(table))]
+
+
+class RollbackPeer(Generic[S]):
+    """A player of a GGPO-style rollback session (a ``SyncPeer``), sans-I/O.
+
+    Args:
+        game: The deterministic game (the same on every peer).
+        peer: This player's number, ``0 <= peer < game.players``.
+        peers: Players plus spectators.
+        rng: Unused (rollback makes no random choice); accepted for ``make_peer``.
+        frame_period: Nominal seconds per frame (1/60 for 60 Hz).
+        input_delay: Frames between a local input and the frame it applies to (0–30).
+        max_prediction: Most frames simulated ahead of the confirmed frame (0–60).
+        checksum_interval: Frames between two exchanged checksums.
+        spectator_host: The player that feeds the spectators.
+        spectator_backlog: Frames the host keeps per spectator before dropping it.
+        sync_window: Ticks over which the frame advantage is averaged.
+        history: Confirmed checksums kept in ``confirmed_checksums``.
+    """
+
+    def __init__(
+        self,
+        game: DeterministicGame[S],
+        *,
+        peer: int,
+        peers: int,
+        rng: random.Random | None = None,
+        frame_period: float = 1.0 / 60.0,
+        input_delay: int = 2,
+        max_prediction: int = 8,
+        checksum_interval: int = 8,
+        spectator_host: int = 0,
+        spectator_backlog: int = 600,
+        sync_window: int = 32,
+        history: int = 4096,
+    ) -> None:
+        players = game.players
+        if not 0 <= peer < players:
+            raise ValueError(f"peer must be a player in [0, {players - 1}], got {peer}")
+        if peers < players:
+            raise ValueError(f"peers ({peers}) must be at least the game's players ({players})")
+        if not 0 <= input_delay <= 30:
+            raise ValueError(f"input_delay must be in [0, 30], got {input_delay}")
+        if not 0 <= max_prediction <= 60:
+            raise ValueError(f"max_prediction must be in [0, 60], got {max_prediction}")
+        if frame_period <= 0 or checksum_interval < 1 or sync_window < 1 or history < 1:
+            raise ValueError("frame_period, checksum_interval, sync_window, history must be > 0")
+        if not 0 <= spectator_host < players:
+            raise ValueError(f"spectator_host must be a player, got {spectator_host}")
+        del rng
+        self._game = game
+        self._peer = peer
+        self._peers = peers
+        self._players = players
+        self._remotes = [p for p in range(players) if p != peer]
+        self._base_period = frame_period
+        self._period = frame_period
+        self.input_delay = input_delay
+        self.max_prediction = max_prediction
+        self._interval = checksum_interval
+        self._history = history
+        self._backlog = spectator_backlog
+        neutral = game.neutral_input
+        self._neutral = neutral
+        self._state: S = game.initial_state()
+        self._frame = 0
+        self._inputs: list[dict[int, bytes]] = [{} for _ in range(players)]
+        self._known = [-1] * players
+        for frame in range(input_delay):
+            self._inputs[peer][frame] = neutral
+        self._known[peer] = input_delay - 1
+        self._low = [0] * players
+        self._saved: dict[int, S] = {}
+        self._used: dict[int, tuple[bytes, ...]] = {}
+        self._pending_sums: dict[int, int] = {}
+        self._first_wrong: int | None = None
+        self._acked = dict.fromkeys(self._remotes, -1)
+        self._spectators: dict[int, int] = (
+            dict.fromkeys(range(players, peers), -1) if peer == spectator_host else {}
+        )
+        self.dropped_spectators = 0
+        self._sent_at: dict[int, float] = {}
+        self._rtt: dict[int, float] = {}
+        self._remote_frame: dict[int, tuple[int, float]] = {}
+        self._remote_advantage: dict[int, float] = {}
+        self._ahead: dict[int, float] = {}
+        self._leads: dict[int, deque[float]] = {q: deque(maxlen=sync_window) for q in self._remotes}
+        self._lead = 0.0
+        self.confirmed_checksums: dict[int, int] = {}
+        self._latest_sum: tuple[int, int] = (-1, 0)
+        self._remote_sums: dict[int, dict[int, int]] = {q: {} for q in self._remotes}
+        self._desynced: set[int] = set()
+        self._last_local = neutral
+        self._delays: deque[tuple[int, float]] = deque()
+        self._out: list[Outgoing] = []
+        self._stats = SyncStats()
+        self.rejected = 0
+
+    # -- SyncPeer ------------------------------------------------------------------------------
+
+    @property
+    def peer(self) -> int:
+        """This player's number."""
+        return self._peer
+
+    @property
+    def peers(self) -> int:
+        """Players plus spectators."""
+        return self._peers
+
+    @property
+    def frame_period(self) -> float:
+        """Seconds until the next tick: the nominal period, longer while this peer is ahead."""
+        return self._period
+
+    @property
+    def displayed_frame(self) -> int:
+        """The frame of the state on screen (predicted frames included)."""
+        return self._frame
+
+    @property
+    def displayed_state(self) -> S:
+        """The state on screen."""
+        return self._state
+
+    @property
+    def stats(self) -> SyncStats:
+        """Counters since the start."""
+        return self._stats
+
+    @property
+    def confirmed_frame(self) -> int:
+        """The highest frame for which every player's input is known (-1: none)."""
+        return min(self._known)
+
+    @property
+    def frame_advantage(self) -> float:
+        """This peer's averaged lead over the remote it is most ahead of, frames."""
+        return self._lead
+
+    def rtt(self, remote: int) -> float | None:
+        """Smoothed round-trip time to player ``remote`` in seconds (None before a sample)."""
+        return self._rtt.get(remote)
+
+    def tick(self, now: float, local_input: bytes) -> None:
+        """Roll back if an input was mispredicted, then step one frame or stall, then send."""
+        if len(local_input) > MAX_INPUT_BYTES:
+            raise ValueError(f"an input is at most {MAX_INPUT_BYTES} bytes")
+        self._rollback()
+        if self._frame - self.confirmed_frame > self.max_prediction:
+            self._stats.stall_frames += 1
+        else:
+            target = self._frame + self.input_delay
+            self._inputs[self._peer][target] = local_input
+            self._known[self._peer] = target
+            self._sent_at[target] = now
+            if local_input != self._last_local:
+                self._delays.append((target, now))
+                self._last_local = local_input
+            self._step_frame(self.confirmed_frame)
+            while self._delays and self._delays[0][0] < self._frame:
+                self._stats.input_delays.append(now - self._delays.popleft()[1])
+        self._publish_checksums()
+        self._time_sync(now)
+        self._prune()
+        self._send()
+
+    def receive(self, source: int, payload: bytes, now: float) -> None:
+        """Take a datagram from ``source``; anything malformed or misaddressed is counted."""
+        self._stats.bytes_received += len(payload)
+        packet = decode_rollback_packet(payload)
+        if isinstance(packet, InputPacket) and source in self._acked:
+            self._take_inputs(source, packet, now)
+        elif isinstance(packet, SpectatorAck) and source in self._spectators:
+            if packet.ack <= self.confirmed_frame:
+                self._spectators[source] = max(self._spectators[source], packet.ack)
+            else:
+                self.rejected += 1
+        else:
+            self.rejected += 1
+
+    def outgoing(self) -> list[Outgoing]:
+        """The datagrams of the last tick."""
+        out, self._out = self._out, []
+        return out
+
+    # -- simulation ----------------------------------------------------------------------------
+
+    def _input(self, player: int, frame: int) -> bytes:
+        known = self._known[player]
+        if frame <= known:
+            return self._inputs[player][frame]
+        return self._inputs[player][known] if known >= 0 else self._neutral
+
+    def _step_frame(self, confirmed: int) -> None:
+        """Step the current frame with known or predicted inputs, saving what a rollback needs."""
+        frame = self._frame
+        game = self._game
+        if frame % self._interval == 0:
+            self._pending_sums[frame] = game.checksum(self._state)
+        inputs = tuple(self._input(p, frame) for p in range(self._players))
+        if frame > confirmed:
+            self._saved[frame] = game.save(self._state)
+            self._used[frame] = inputs
+        self._state = game.step(self._state, inputs, frame)
+        self._frame = frame + 1
+        self._stats.frames_simulated += 1
+
+    def _rollback(self) -> None:
+        start = self._first_wrong
+        if start is None:
+            return
+        self._first_wrong = None
+        end = self._frame
+        confirmed = self.confirmed_frame
+        self._state = self._game.load(self._saved[start])
+        self._frame = start
+        while self._frame < end:
+            self._step_frame(confirmed)
+        depth = end - start
+        self._stats.frames_resimulated += depth
+        self._stats.rollback_depths.append(depth)
+
+    def _take_inputs(self, source: int, packet: InputPacket, now: float) -> None:
+        if packet.ack > self._known[self._peer]:
+            self.rejected += 1
+            return
+        if packet.ack > self._acked[source]:
+            sent = self._sent_at.get(packet.ack)
+            if sent is not None:
+                sample = max(0.0, now - sent)
+                old = self._rtt.get(source)
+                self._rtt[source] = sample if old is None else old + RTT_GAIN * (sample - old)
+            self._acked[source] = packet.ack
+        last = self._remote_frame.get(source)
+        if last is None or packet.frame >= last[0]:
+            self._remote_frame[source] = (packet.frame, now)
+            self._remote_advantage[source] = packet.advantage
+        store = self._inputs[source]
+        limit = self._frame + HORIZON
+        for offset, value in enumerate(packet.inputs):
+            frame = packet.start + offset
+            known = self._known[source]
+            if frame <= known:
+                continue
+            if frame != known + 1 or frame > limit:
+                self.rejected += 1
+                break
+            store[frame] = value
+            self._known[source] = frame
+            used = self._used.get(frame)
+            if used is not None and used[source] != value:
+                wrong = self._first_wrong
+                self._first_wrong = frame if wrong is None else min(wrong, frame)
+        if packet.checksum_frame >= 0:
+            self._compare_sum(source, packet.checksum_frame, packet.checksum)
+
+    # -- checksums -----------------------------------------------------------------------------
+
+    def _publish_checksums(self) -> None:
+        final = min(self.confirmed_frame + 1, self._frame - 1)
+        for frame in sorted(f for f in self._pending_sums if f <= final):
+            checksum = self._pending_sums.pop(frame)
+            self.confirmed_checksums[frame] = checksum
+            self._latest_sum = (frame, checksum)
+            for sums in self._remote_sums.values():
+                theirs = sums.pop(frame, None)
+                if theirs is not None and theirs != checksum:
+                    self._desync(frame)
+        _keep_last(self.confirmed_checksums, self._history)
+
+    def _compare_sum(self, source: int, frame: int, checksum: int) -> None:
+        mine = self.confirmed_checksums.get(frame)
+        if mine is not None:
+            if mine != checksum:
+                self._desync(frame)
+            return
+        sums = self._remote_sums[source]
+        sums[frame] = checksum
+        _keep_last(sums, REMOTE_SUMS_KEPT)
+
+    def _desync(self, frame: int) -> None:
+        if frame not in self._desynced:
+            self._desynced.add(frame)
+            self._stats.desyncs.append(frame)
+
+    # -- time sync, pruning, sending -----------------------------------------------------------
+
+    def _time_sync(self, now: float) -> None:
+        base = self._base_period
+        lead = 0.0
+        for source in self._remotes:
+            reported = self._remote_frame.get(source)
+            if reported is None:
+                continue
+            frame, when = reported
+            estimate = frame + (now - when + self._rtt.get(source, 0.0) / 2.0) / base
+            ahead = self._frame - estimate
+            self._ahead[source] = ahead
+            leads = self._leads[source]
+            leads.append((ahead - self._remote_advantage.get(source, 0.0)) / 2.0)
+            lead = max(lead, sum(leads) / len(leads))
+        self._lead = lead
+        slow = min(MAX_SLOWDOWN, max(0.0, lead - SLOWDOWN_DEAD_BAND) / CATCH_UP_FRAMES)
+        self._period = base * (1.0 + slow)
+
+    def _prune(self) -> None:
+        confirmed = self.confirmed_frame
+        for table in (self._saved, self._used):
+            for frame in [f for f in table if f <= confirmed]:
+                del table[frame]
+        for spectator, acked in list(self._spectators.items()):
+            if confirmed - acked > self._backlog:
+                del self._spectators[spectator]
+                self.dropped_spectators += 1
+        spectator_floor = min(self._spectators.values(), default=confirmed) + 1
+        for player in range(self._players):
+            keep_from = min(confirmed, self._known[player], spectator_floor)
+            if player == self._peer:
+                keep_from = min(keep_from, min(self._acked.values(), default=keep_from) + 1)
+            store = self._inputs[player]
+            for frame in range(self._low[player], keep_from):
+                store.pop(frame, None)
+                if player == self._peer:
+                    self._sent_at.pop(frame, None)
+            self._low[player] = max(self._low[player], keep_from)
+
+    def _send(self) -> None:
+        own = self._inputs[self._peer]
+        last = self._known[self._peer]
+        frame, checksum = self._latest_sum
+        for remote in self._remotes:
+            first = self._acked[remote] + 1
+            payload, _ = encode_input_packet(
+                frame=self._frame,
+                ack=self._known[remote],
+                advantage=self._ahead.get(remote, 0.0),
+                checksum_frame=frame,
+                checksum=checksum,
+                start=first,
+                inputs=[own[f] for f in range(first, last + 1)],
+            )
+            self._emit(remote, payload)
+        confirmed = self.confirmed_frame
+        for spectator, acked in self._spectators.items():
+            first = acked + 1
+            if first > confirmed:
+                continue
+            frames = [
+                tuple(self._inputs[p][f] for p in range(self._players))
+                for f in range(first, min(confirmed + 1, first + 255))
+            ]
+            payload, _ = encode_spectate_packet(
+                checksum_frame=frame, checksum=checksum, start=first, frames=frames
+            )
+            self._emit(spectator, payload)
+
+    def _emit(self, destination: int, payload: bytes) -> None:
+        self._out.append(Outgoing(destination, payload))
+        self._stats.bytes_sent += len(payload)
+
+
+class RollbackSpectator(Generic[S]):
+    """A spectator of a rollback session: steps confirmed inputs from the host, sends only acks.
+
+    Args:
+        game: The deterministic game.
+        peer: This spectator's number, ``game.players <= peer < peers``.
+        peers: Players plus spectators.
+        rng: Unused; accepted for ``make_peer``.
+        frame_period: Seconds per frame.
+        spectator_host: The player that feeds this spectator.
+        checksum_interval: Frames between two checksums (as the players').
+        catch_up: Frames waiting beyond which the spectator steps two frames per tick.
+        backlog: Most frames held ahead of the displayed one.
+    """
+
+    def __init__(
+        self,
+        game: DeterministicGame[S],
+        *,
+        peer: int,
+        peers: int,
+        rng: random.Random | None = None,
+        frame_period: float = 1.0 / 60.0,
+        spectator_host: int = 0,
+        checksum_interval: int = 8,
+        catch_up: int = 6,
+        backlog: int = 600,
+    ) -> None:
+        if not game.players <= peer < peers:
+            raise ValueError(f"a spectator's number must be in [{game.players}, {peers - 1}]")
+        if not 0 <= spectator_host < game.players:
+            raise ValueError(f"spectator_host must be a player, got {spectator_host}")
+        if frame_period <= 0 or checksum_interval < 1 or catch_up < 0 or backlog < 1:
+            raise ValueError("frame_period, checksum_interval, backlog > 0; catch_up >= 0")
+        del rng
+        self._game = game
+        self._peer = peer
+        self._peers = peers
+        self._host = spectator_host
+        self._period = frame_period
+        self._interval = checksum_interval
+        self._catch_up = catch_up
+        self._backlog = backlog
+        self._state: S = game.initial_state()
+        self._frame = 0
+        self._frames: dict[int, tuple[bytes, ...]] = {}
+        self._known = -1
+        self.checksums: dict[int, int] = {}
+        self._host_sums: dict[int, int] = {}
+        self._desynced: set[int] = set()
+        self._out: list[Outgoing] = []
+        self._stats = SyncStats()
+        self.rejected = 0
+
+    @property
+    def peer(self) -> int:
+        """This spectator's number."""
+        return self._peer
+
+    @property
+    def peers(self) -> int:
+        """Players plus spectators."""
+        return self._peers
+
+    @property
+    def frame_period(self) -> float:
+        """Seconds between ticks (constant)."""
+        return self._period
+
+    @property
+    def displayed_frame(self) -> int:
+        """The frame on screen (always confirmed)."""
+        return self._frame
+
+    @property
+    def displayed_state(self) -> S:
+        """The state on screen."""
+        return self._state
+
+    @property
+    def stats(self) -> SyncStats:
+        """Counters since the start."""
+        return self._stats
+
+    def tick(self, now: float, local_input: bytes) -> None:
+        """Step one frame (two when behind) of confirmed inputs, or stall; ack to the host."""
+        del now, local_input
+        steps = 2 if self._known - self._frame >= self._catch_up else 1
+        stepped = 0
+        while stepped < steps and self._frame <= self._known:
+            frame = self._frame
+            if frame % self._interval == 0:
+                self._record_sum(frame, self._game.checksum(self._state))
+            inputs = self._frames.pop(frame)
+            self._state = self._game.step(self._state, inputs, frame)
+            self._frame = frame + 1
+            self._stats.frames_simulated += 1
+            stepped += 1
+        if not stepped:
+            self._stats.stall_frames += 1
+        payload = encode_spectator_ack(self._known)
+        self._out.append(Outgoing(self._host, payload))
+        self._stats.bytes_sent += len(payload)
+
+    def receive(self, source: int, payload: bytes, now: float) -> None:
+        """Take a feed from the host; anything else is counted and dropped."""
+        self._stats.bytes_received += len(payload)
+        packet = decode_rollback_packet(payload)
+        players = self._game.players
+        if not isinstance(packet, SpectatePacket) or source != self._host:
+            self.rejected += 1
+            return
+        for offset, inputs in enumerate(packet.frames):
+            frame = packet.start + offset
+            if frame <= self._known:
+                continue
+            if frame != self._known + 1 or len(inputs) != players:
+                self.rejected += 1
+                break
+            if frame - self._frame > self._backlog:
+                break
+            self._frames[frame] = inputs
+            self._known = frame
+        if packet.checksum_frame >= 0:
+            self._record_host_sum(packet.checksum_frame, packet.checksum)
+
+    def outgoing(self) -> list[Outgoing]:
+        """The acknowledgements of the last tick."""
+        out, self._out = self._out, []
+        return out
+
+    def _record_sum(self, frame: int, checksum: int) -> None:
+        self.checksums[frame] = checksum
+        _keep_last(self.checksums, 4096)
+        theirs = self._host_sums.pop(frame, None)
+        if theirs is not None and theirs != checksum:
+            self._desync(frame)
+
+    def _record_host_sum(self, frame: int, checksum: int) -> None:
+        mine = self.checksums.get(frame)
+        if mine is not None:
+            if mine != checksum:
+                self._desync(frame)
+            return
+        if frame >= self._frame:
+            self._host_sums[frame] = checksum
+            _keep_last(self._host_sums, REMOTE_SUMS_KEPT)
+
+    def _desync(self, frame: int) -> None:
+        if frame not in self._desynced:
+            self._desynced.add(frame)
+            self._stats.desyncs.append(frame)
+
+
+def make_rollback_peer(
+    game: DeterministicGame[S],
+    *,
+    peer: int,
+    peers: int,
+    rng: random.Random | None = None,
+    **knobs: Any,
+) -> RollbackPeer[S] | RollbackSpectator[S]:
+    """A ``RollbackPeer`` for a player number, a ``RollbackSpectator`` for a higher one.
+
+    ``knobs`` go to the class (``frame_period``, ``input_delay``, ``max_prediction``, ...); the
+    spectator ignores the players' knobs it has no use for.
+    """
+    if peer < game.players:
+        return RollbackPeer(game, peer=peer, peers=peers, rng=rng, **knobs)
+    wanted = {"frame_period", "spectator_host", "checksum_interval", "catch_up", "backlog"}
+    chosen = {k: v for k, v in knobs.items() if k in wanted}
+    return RollbackSpectator(game, peer=peer, peers=peers, rng=rng, **chosen)
