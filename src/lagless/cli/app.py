@@ -13,7 +13,7 @@ import sys
 import typer
 
 from lagless._version import __version__
-from lagless.cli import bench, demo, docs, game, gossip, lab, netsim, proxy, transport, vfc
+from lagless.cli import bench, cluster, demo, docs, game, gossip, lab, netsim, proxy, transport, vfc
 from lagless.cli.common import make_app, run_app
 
 
@@ -49,6 +49,7 @@ app.command("connect")(transport.connect_command)
 app.command("token")(transport.token_command)
 app.command("docs")(docs.docs_command)
 app.command("demo")(demo.demo)
+app.command("cluster")(cluster.cluster)
 
 
 @app.command()
