@@ -32,6 +32,7 @@ ALGORITHMS: Final[dict[str, str]] = {
     "local-rollback": "lagless.sync.timewarp:LocalRollbackPeer",
     "lockstep": "lagless.sync.lockstep:LockstepPeer",
     "bucket": "lagless.sync.bucket:BucketPeer",
+    "local-lag": "lagless.sync.local_lag:LocalLagPeer",
     "rollback": "lagless.sync.rollback:make_rollback_peer",
 }
 """Algorithm name -> ``"module:Class"`` of its ``SyncPeer``."""
