@@ -13,7 +13,20 @@ import sys
 import typer
 
 from lagless._version import __version__
-from lagless.cli import bench, cluster, demo, docs, game, gossip, lab, netsim, proxy, transport, vfc
+from lagless.cli import (
+    bench,
+    cluster,
+    demo,
+    docs,
+    game,
+    gossip,
+    lab,
+    netsim,
+    proxy,
+    transport,
+    vfc,
+    web,
+)
 from lagless.cli.common import make_app, run_app
 
 
@@ -50,6 +63,7 @@ app.command("token")(transport.token_command)
 app.command("docs")(docs.docs_command)
 app.command("demo")(demo.demo)
 app.command("cluster")(cluster.cluster)
+app.command("web")(web.web)
 
 
 @app.command()

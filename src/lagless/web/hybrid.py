@@ -99,7 +99,8 @@ class _Link:
     link_id: int
     address: Address
     connection_id: int | None = None
-    next_message_id: int = 0
+    received: int = 0  # id of the next message received (16-bit, wrapping)
+    sent: int = 0  # id of the next message sent
 
 
 class HybridServer(Server):
@@ -184,8 +185,8 @@ class HybridServer(Server):
                 self._violation(link)
         elif isinstance(frame, LinkMessage) and frame.channel < len(self._reliable):
             self.link_messages_received += 1
-            message_id = link.next_message_id
-            link.next_message_id = (message_id + 1) & 0xFFFF
+            message_id = link.received
+            link.received = (message_id + 1) & 0xFFFF
             self._link_events.append(
                 MessageReceived(
                     _NO_SLOT, link.connection_id, frame.channel, message_id, frame.payload
@@ -262,8 +263,8 @@ class HybridServer(Server):
             return None
         data = encode_frame(LinkMessage(channel, payload))
         self._out.append(OutgoingFrame(link.link_id, data, droppable=not self._reliable[channel]))
-        message_id = link.next_message_id
-        link.next_message_id = (message_id + 1) & 0xFFFF
+        message_id = link.sent
+        link.sent = (message_id + 1) & 0xFFFF
         return message_id
 
     def broadcast(self, channel: int, payload: bytes) -> None:

@@ -1,0 +1,112 @@
+"""The browser client in real headless Chromium (Debian's ``/usr/bin/chromium``, DevTools protocol).
+
+One match (the demo's arena with 4 bots) on ``open_web_match``; Chromium opens its page. Checked:
+the page connects and receives snapshots, a held arrow key reaches the server as input events and
+the server's car moves, the page's own car follows the server's, the HUD shows RTT, kB/s and the
+display model, switching the model works, and a screenshot shows every car in the demo's colours.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import math
+import os
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+from lagless.web import LINK_CONNECTION_BASE
+from lagless.web.serve import COLOURS, open_web_match
+from tests.web.cdp import CHROMIUM, Page, chromium
+
+BOTS = 4
+SPAWN_X = 20.0  # m: car 0 starts at (20, 10) heading +x (lagless.demo.arena.spawn)
+PIXELS_PER_CAR = 30  # a car is 12 x 6.4 px (77 px²); its exact-colour interior is more
+
+
+async def _until(page: Page, expression: str, timeout: float) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await page.evaluate(expression)
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true within {timeout} s: {expression}")
+        await asyncio.sleep(0.1)
+
+
+def _colour_pixels(png: bytes, rgb: tuple[int, int, int]) -> int:
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    import pygame
+
+    image = pygame.image.load(io.BytesIO(png), "shot.png")
+    pixels = pygame.surfarray.array3d(image)
+    return int(np.all(pixels == np.array(rgb, dtype=pixels.dtype), axis=-1).sum())
+
+
+async def _scenario() -> None:
+    async with (
+        open_web_match(("127.0.0.1", 0), ("127.0.0.1", 0), bots=BOTS, seed=3) as (match, web, _ep),
+        chromium() as browser,
+    ):
+        page = await browser.open_page(f"http://127.0.0.1:{web.address[1]}/")
+        status = await _until(
+            page,
+            "window.lagless && window.lagless.status().snapshots >= 10 && window.lagless.status()",
+            15.0,
+        )
+        assert status["state"] == "connected"
+        server = match.bot.server
+        (car_id,) = [k for c, k in server.cars.items() if c >= LINK_CONNECTION_BASE]
+        assert status["carId"] == car_id == 0
+        assert status["carsShown"] == BOTS + 1
+        assert 0.0 < status["rttMs"] < 500.0
+        start = server.world.state(car_id)
+        assert start.x == pytest.approx(SPAWN_X, abs=0.5)
+
+        await page.key("keyDown", "ArrowUp")
+        await asyncio.sleep(1.2)
+        await page.key("keyUp", "ArrowUp")
+        moved = server.world.state(car_id)
+        assert moved.x - start.x > 5.0, moved  # the server drove the car forward
+        assert server.inputs_applied >= 2  # UP pressed, then released
+        assert match.hub.link_messages_received >= 2
+        await asyncio.sleep(0.6)  # the car rolls to a stop; the view catches up
+        truth = server.world.state(car_id)
+        shown = await page.evaluate(
+            "(() => { const c = window.lagless.cars(performance.now() / 1000)"
+            ".get(window.lagless.carId); return [c.x, c.y]; })()"
+        )
+        assert math.hypot(shown[0] - truth.x, shown[1] - truth.y) < 3.0, (shown, truth)
+
+        status = await page.evaluate("window.lagless.status()")
+        assert status["inputsSent"] >= 2
+        assert status["kbpsIn"] > 0.5  # 20 snapshots a second of 5 cars
+        hud = await page.evaluate("document.getElementById('hud').textContent")
+        assert "RTT" in hud
+        assert "kB/s" in hud
+        assert "model dr+0.15rtt" in hud
+
+        png = await page.screenshot()
+        assert _colour_pixels(png, COLOURS["player"]) >= PIXELS_PER_CAR
+        assert _colour_pixels(png, COLOURS["car"]) >= BOTS * PIXELS_PER_CAR
+
+        await page.evaluate("window.lagless.setModel('delay100')")
+        hud = await _until(
+            page,
+            "document.getElementById('hud').textContent.includes('model delay100') && "
+            "document.getElementById('hud').textContent",
+            5.0,
+        )
+        assert "cars 5" in hud
+
+
+@pytest.mark.timeout(60)
+def test_browser_joins_drives_and_draws_the_match() -> None:
+    assert os.path.exists(CHROMIUM), "Debian's chromium is missing (.ci/run installs it)"
+    started = time.monotonic()
+    asyncio.run(_scenario())
+    assert time.monotonic() - started < 30.0
