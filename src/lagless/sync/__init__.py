@@ -6,19 +6,33 @@ Spec 000 §2.1, §2.3 and §2.14 and GGPO-style rollback (issue 15). Every algor
 
 from lagless.sync.arena import Arena, ArenaState, ScriptedInputs, arena_input
 from lagless.sync.contract import DeterministicGame, Outgoing, SyncPeer, SyncStats
+from lagless.sync.harness import HarnessConfig, HarnessResult, run_session
+from lagless.sync.registry import algorithms, make_peer
+from lagless.sync.rollback import RollbackPeer, RollbackSpectator, make_rollback_peer
 from lagless.sync.synctest import SyncTest, SyncTestMismatch, SyncTestReport, run_synctest
+from lagless.sync.timewarp import LocalRollbackPeer, TimeWarpPeer
 
 __all__ = [
     "Arena",
     "ArenaState",
     "DeterministicGame",
+    "HarnessConfig",
+    "HarnessResult",
+    "LocalRollbackPeer",
     "Outgoing",
+    "RollbackPeer",
+    "RollbackSpectator",
     "ScriptedInputs",
     "SyncPeer",
     "SyncStats",
     "SyncTest",
     "SyncTestMismatch",
     "SyncTestReport",
+    "TimeWarpPeer",
+    "algorithms",
     "arena_input",
+    "make_peer",
+    "make_rollback_peer",
+    "run_session",
     "run_synctest",
 ]

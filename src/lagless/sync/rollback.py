@@ -410,7 +410,7 @@ class RollbackPeer(Generic[S]):
                 self.dropped_spectators += 1
         spectator_floor = min(self._spectators.values(), default=confirmed) + 1
         for player in range(self._players):
-            keep_from = min(confirmed, self._known[player], spectator_floor)
+            keep_from = min(confirmed + 1, self._frame, self._known[player], spectator_floor)
             if player == self._peer:
                 keep_from = min(keep_from, min(self._acked.values(), default=keep_from) + 1)
             store = self._inputs[player]

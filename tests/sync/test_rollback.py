@@ -1,0 +1,319 @@
+"""GGPO-style rollback (``lagless.sync.rollback``): prediction, window, time sync, spectators."""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from lagless.sync.arena import Arena, ArenaState, ScriptedInputs, arena_input
+from lagless.sync.harness import HarnessConfig, run_session
+from lagless.sync.inputs import InputPacket, decode_rollback_packet
+from lagless.sync.registry import make_peer
+from lagless.sync.rollback import RollbackPeer, RollbackSpectator, make_rollback_peer
+
+PERIOD = 1.0 / 60.0
+
+
+class Loop:
+    """A tiny lossy, delayed network between peers, each ticking on its own start time."""
+
+    def __init__(
+        self,
+        peers: Sequence[Any],
+        *,
+        delay: float,
+        loss: float = 0.0,
+        jitter: float = 0.0,
+        starts: Sequence[float] = (),
+        seed: int = 0,
+        inputs: Any = None,
+    ) -> None:
+        self.peers = list(peers)
+        self.delay = delay
+        self.loss = loss
+        self.jitter = jitter
+        self.rng = random.Random(seed)
+        self.inputs = inputs or (lambda peer, tick: b"\x00")
+        self.events: list[tuple[float, int, int, Any]] = []
+        self.order = 0
+        self.ticks = [0] * len(self.peers)
+        for index, _ in enumerate(self.peers):
+            start = starts[index] if index < len(starts) else 0.0
+            self._push(start, ("tick", index))
+        self.log: list[tuple[float, int, int]] = []
+
+    def _push(self, when: float, what: Any) -> None:
+        self.order += 1
+        heapq.heappush(self.events, (when, self.order, 0, what))
+
+    def run(self, until: float) -> None:
+        while self.events and self.events[0][0] <= until:
+            now, _, _, what = heapq.heappop(self.events)
+            if what[0] == "tick":
+                index = what[1]
+                peer = self.peers[index]
+                peer.tick(now, self.inputs(index, self.ticks[index]))
+                self.ticks[index] += 1
+                self.log.append((now, index, peer.displayed_frame))
+                for out in peer.outgoing():
+                    if self.rng.random() >= self.loss:
+                        lag = self.delay + self.rng.uniform(0.0, self.jitter)
+                        self._push(now + lag, ("deliver", out.destination, index, out.payload))
+                self._push(now + peer.frame_period, ("tick", index))
+            else:
+                _, dst, src, payload = what
+                self.peers[dst].receive(src, payload, now)
+
+
+def _bots(seed: int) -> Any:
+    bots = [ScriptedInputs(p, seed) for p in range(8)]
+    return lambda peer, tick: bots[peer].at_frame(tick)
+
+
+def _players(game: Arena, peers: int | None = None, **knobs: Any) -> list[RollbackPeer[ArenaState]]:
+    total = peers or game.players
+    return [RollbackPeer(game, peer=p, peers=total, **knobs) for p in range(game.players)]
+
+
+def _common_sums(peers: Sequence[Any]) -> dict[int, set[int]]:
+    """Per frame every peer published a checksum for, the set of checksums (1 when agreeing)."""
+    tables = [p.confirmed_checksums if isinstance(p, RollbackPeer) else p.checksums for p in peers]
+    frames = set(tables[0]).intersection(*tables[1:])
+    return {f: {t[f] for t in tables} for f in frames}
+
+
+def test_prediction_repeats_the_last_input_and_rolls_back_when_wrong() -> None:
+    game = Arena(2)
+    a, b = _players(game, input_delay=0, max_prediction=8)
+    press = arena_input(right=True)
+    # b presses right from its first tick; a sees it only 3 frames later.
+    pending: list[bytes] = []
+    for tick in range(3):
+        a.tick(tick * PERIOD, game.neutral_input)
+        b.tick(tick * PERIOD, press)
+        pending.extend(o.payload for o in b.outgoing())
+        a.outgoing()
+    assert a.displayed_frame == 3
+    assert a.stats.rollback_depths == []
+    x_before = int(a.displayed_state.pos[1, 0])
+    for payload in pending:
+        a.receive(1, payload, 3 * PERIOD)
+    a.tick(3 * PERIOD, game.neutral_input)
+    assert a.stats.rollback_depths == [3]
+    assert a.stats.frames_resimulated == 3
+    # after the rollback b has moved on all 4 frames, as on b's own screen
+    assert int(a.displayed_state.pos[1, 0]) - x_before == 4 * game.player_step_mm
+    b.tick(3 * PERIOD, press)
+    assert game.checksum(a.displayed_state) == game.checksum(b.displayed_state)
+
+
+def test_a_correct_prediction_costs_no_rollback() -> None:
+    game = Arena(2)
+    a, b = _players(game, input_delay=0)
+    for tick in range(5):
+        a.tick(tick * PERIOD, game.neutral_input)
+        b.tick(tick * PERIOD, game.neutral_input)
+        payloads = [o.payload for o in b.outgoing()]
+        a.outgoing()
+        if tick == 4:
+            for payload in payloads:
+                a.receive(1, payload, tick * PERIOD)
+    a.tick(5 * PERIOD, game.neutral_input)
+    assert a.stats.rollback_depths == []
+    assert a.confirmed_frame == 4
+
+
+def test_the_prediction_window_stalls_instead_of_rolling_back_further() -> None:
+    game = Arena(2)
+    a, _ = _players(game, input_delay=0, max_prediction=5)
+    for tick in range(20):
+        a.tick(tick * PERIOD, arena_input(up=True))
+    assert a.displayed_frame == 5
+    assert a.stats.stall_frames == 15
+
+
+def test_input_delay_is_felt_as_delay_frames() -> None:
+    game = Arena(2)
+    for delay in (0, 3):
+        peers = _players(game, input_delay=delay)
+        loop = Loop(peers, delay=0.005, inputs=lambda p, t: bytes(((t // 20) % 2 * 8,)))
+        loop.run(2.0)
+        felt = peers[0].stats.input_delays
+        assert len(felt) >= 5
+        assert max(felt) == pytest.approx(delay * PERIOD, abs=1e-9)
+
+
+@pytest.mark.parametrize(("players", "loss"), [(2, 0.2), (4, 0.1)])
+def test_peers_converge_over_a_lossy_delayed_loop(players: int, loss: float) -> None:
+    game = Arena(players, entities=20)
+    peers = _players(game, input_delay=1, max_prediction=8)
+    loop = Loop(peers, delay=0.04, jitter=0.02, loss=loss, seed=players, inputs=_bots(5))
+    loop.run(4.0)
+    common = _common_sums(peers)
+    assert len(common) > 20
+    assert all(len(sums) == 1 for sums in common.values())
+    for peer in peers:
+        assert peer.stats.desyncs == []
+        assert peer.stats.rollback_depths  # mispredictions happened and were repaired
+        assert max(peer.stats.rollback_depths) <= 8
+        assert peer.displayed_frame > 200
+
+
+def test_inputs_are_resent_until_acknowledged() -> None:
+    game = Arena(2)
+    a, b = _players(game, input_delay=2)
+    for tick in range(4):
+        a.tick(tick * PERIOD, arena_input(left=True))
+        sent = a.outgoing()
+    # nothing was acknowledged: the last datagram carries every input from frame 0
+    packet = decode_rollback_packet(sent[0].payload)
+    assert isinstance(packet, InputPacket)
+    assert packet.start == 0
+    assert len(packet.inputs) == 4 + 2
+    b.receive(0, sent[0].payload, 4 * PERIOD)
+    b.tick(4 * PERIOD, game.neutral_input)
+    for out in b.outgoing():
+        a.receive(1, out.payload, 5 * PERIOD)
+    a.tick(5 * PERIOD, arena_input(left=True))
+    packet = decode_rollback_packet(a.outgoing()[0].payload)
+    assert isinstance(packet, InputPacket)
+    assert packet.start == 6  # frames 0..5 acknowledged
+    assert len(packet.inputs) == 1
+    assert a.rtt(1) == pytest.approx(2 * PERIOD, abs=1e-9)  # frame 5 was sent at tick 3
+
+
+def test_the_peer_that_is_ahead_slows_down() -> None:
+    game = Arena(2)
+    peers = _players(game, input_delay=2, max_prediction=30)
+    # peer 1 starts ten frames late: without time sync peer 0 would stay ten frames ahead
+    loop = Loop(peers, delay=0.03, starts=(0.0, 10 * PERIOD))
+    loop.run(1.0)
+    assert peers[0].frame_period > PERIOD
+    assert peers[1].frame_period == PERIOD
+    loop.run(8.0)
+    last: dict[int, int] = {}
+    for now, index, frame in loop.log:
+        if now > 7.0:
+            last[index] = frame
+    assert abs(last[0] - last[1]) <= 2
+    assert peers[0].frame_advantage < 1.5
+
+
+def test_a_driver_deaf_to_frame_period_keeps_the_lead() -> None:
+    """The same start as above, but ticking at the nominal rate: the lead stays."""
+    game = Arena(2)
+    peers = [_FixedRate(p) for p in _players(game, input_delay=2, max_prediction=30)]
+    loop = Loop(peers, delay=0.03, starts=(0.0, 10 * PERIOD))
+    loop.run(8.0)
+    last: dict[int, int] = {}
+    for now, index, frame in loop.log:
+        if now > 7.0:
+            last[index] = frame
+    assert last[0] - last[1] >= 8
+
+
+class _FixedRate:
+    """Wraps a peer and reports the nominal period, as a driver deaf to time sync would use."""
+
+    def __init__(self, inner: RollbackPeer[ArenaState]) -> None:
+        self.inner = inner
+        self.frame_period = PERIOD
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_a_desync_is_detected_by_exchanged_checksums() -> None:
+    honest = Arena(2)
+    cheat = _DriftArena(2)
+    peers = [
+        RollbackPeer(honest, peer=0, peers=2, input_delay=1),
+        RollbackPeer(cheat, peer=1, peers=2, input_delay=1),
+    ]
+    loop = Loop(peers, delay=0.02, inputs=_bots(2))
+    loop.run(2.0)
+    assert peers[0].stats.desyncs
+    assert peers[1].stats.desyncs
+    assert min(peers[0].stats.desyncs) > 60  # the drift starts at frame 60
+
+
+class _DriftArena(Arena):
+    def step(self, state: ArenaState, inputs: Sequence[bytes], frame: int) -> ArenaState:
+        state = super().step(state, inputs, frame)
+        if frame >= 60:
+            state.deaths[0] += 1
+        return state
+
+
+def test_a_spectator_sees_the_players_confirmed_states() -> None:
+    game = Arena(2, entities=10)
+    players = _players(game, peers=4, input_delay=1, max_prediction=8)
+    spectators = [RollbackSpectator(game, peer=s, peers=4) for s in (2, 3)]
+    loop = Loop([*players, *spectators], delay=0.03, jitter=0.02, loss=0.1, inputs=_bots(8))
+    loop.run(4.0)
+    common = _common_sums([*players, *spectators])
+    assert len(common) > 20
+    assert all(len(sums) == 1 for sums in common.values())
+    for spectator in spectators:
+        assert spectator.displayed_frame > 180
+        assert spectator.stats.desyncs == []
+        assert spectator.stats.frames_resimulated == 0
+        assert all(out.destination == 0 for out in spectator.outgoing())
+    # spectators never send inputs: only 5-byte acknowledgements, one per tick
+    assert spectators[0].stats.bytes_sent == 5 * loop.ticks[2]
+
+
+@pytest.mark.parametrize(("peers", "profile", "loss"), [(2, "wifi", 0.1), (4, "dsl", 0.05)])
+def test_harness_sessions_converge(peers: int, profile: str, loss: float) -> None:
+    game = Arena(peers)
+    config = HarnessConfig(
+        algorithm="rollback",
+        peers=peers,
+        profile=profile,
+        loss=loss,
+        duration=3.0,
+        drain=1.0,
+        seed=peers,
+        knobs={"input_delay": 1, "max_prediction": 6},
+    )
+    result = run_session(config, game, _bots(11))
+    metrics = result.metrics()
+    assert result.converged
+    assert metrics["desyncs"] == 0
+    assert 0 < metrics["rollback_depth_max"] <= 6
+    assert metrics["input_delay_ms_p50"] == pytest.approx(1000 / 60, rel=0.05)
+
+
+def test_the_registry_builds_players_and_spectators() -> None:
+    game = Arena(2)
+    rng = random.Random(1)
+    player = make_peer("rollback", game, 1, 3, rng, input_delay=4)
+    spectator = make_peer("rollback", game, 2, 3, rng, input_delay=4)
+    assert isinstance(player, RollbackPeer)
+    assert player.input_delay == 4
+    assert isinstance(spectator, RollbackSpectator)
+    assert isinstance(make_rollback_peer(game, peer=0, peers=2), RollbackPeer)
+
+
+def test_garbage_is_counted_not_raised() -> None:
+    game = Arena(2)
+    a, _ = _players(game)
+    for junk in (b"", b"\xb1", b"\xb1" + bytes(30), b"\xff" * 40, b"\xb3\x00\x00\x00\x00"):
+        a.receive(1, junk, 0.0)
+    a.receive(5, b"\xb1", 0.0)
+    assert a.rejected == 6
+    a.tick(0.0, game.neutral_input)
+    assert a.displayed_frame == 1
+
+
+@pytest.mark.parametrize(
+    "knobs",
+    [{"input_delay": -1}, {"input_delay": 31}, {"max_prediction": 61}, {"frame_period": 0.0}],
+)
+def test_bad_knobs_are_refused(knobs: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match=next(iter(knobs))):
+        RollbackPeer(Arena(2), peer=0, peers=2, **knobs)
