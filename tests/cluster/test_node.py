@@ -1,0 +1,180 @@
+"""Cell servers over the in-memory bus on virtual time: hand-offs, take-over, conflicts, inputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from lagless.cluster import CellGrid, CellNode, NodeConfig, VirtualCluster, spawn_states
+from lagless.cluster.messages import CarRecord, Handoff, Input, Snapshot, decode, encode
+from lagless.cluster.sim import subject_matches
+from lagless.errors import ConfigError
+from lagless.physics import CarState, Keys
+
+INTERVAL_MS = 50.0  # one snapshot interval at 60 Hz / 3
+
+
+def _owners(vc: VirtualCluster) -> dict[int, list[int]]:
+    found: dict[int, list[int]] = {}
+    for k, node in vc.nodes.items():
+        for player in node.owned:
+            found.setdefault(player, []).append(k)
+    return found
+
+
+def test_bots_cross_borders_without_gap_jump_or_lost_input() -> None:
+    vc = VirtualCluster(servers=3, players=30, seed=2)
+    vc.run(vc.now + 8.0)
+    report = vc.swarm.report(vc.now)
+    handoffs = sum(node.handoffs_accepted for node in vc.nodes.values())
+    assert handoffs >= 5
+    assert report.handoffs_seen == handoffs
+    assert report.handoff_gap_ms_max == pytest.approx(INTERVAL_MS)
+    assert report.handoff_jump_m_max < 0.1
+    assert report.inputs_sent > 100
+    assert report.inputs_lost == 0
+    assert report.inputs_unapplied == 0
+    assert report.players_live == 30
+    owners = _owners(vc)
+    assert sorted(owners) == list(range(30))
+    assert all(len(servers) == 1 for servers in owners.values())
+
+
+def test_a_border_car_is_a_ghost_on_the_neighbour() -> None:
+    vc = VirtualCluster(servers=2, players=30, seed=3)
+    seen_ghost = False
+    for _ in range(80):
+        vc.run(vc.now + 0.05)
+        for k, node in vc.nodes.items():
+            other = vc.nodes[1 - k]
+            for player in node.ghosts:
+                if player in other.owned:
+                    seen_ghost = True
+                    mine = node.world.state(player)
+                    theirs = other.world.state(player)
+                    assert abs(mine.x - theirs.x) < 2.0
+    assert seen_ghost
+
+
+def test_killed_server_is_taken_over_from_its_last_snapshot() -> None:
+    vc = VirtualCluster(servers=3, players=30, seed=4)
+    vc.run(vc.now + 3.0)
+    victims = set(vc.nodes[1].owned)
+    assert victims
+    vc.kill(1)
+    vc.run(vc.now + 3.0)
+    report = vc.swarm.report(vc.now)
+    assert report.recovery_ms is not None
+    assert report.recovery_ms <= 1000.0 * (vc.config.dead_after + 0.2)
+    assert report.cars_unrecovered == 0
+    assert report.inputs_lost == 0
+    assert report.inputs_unapplied == 0
+    assert report.players_live == 30
+    owners = _owners(vc)
+    assert sorted(owners) == list(range(30))
+    assert all(len(servers) == 1 for servers in owners.values())
+    successor = vc.nodes[0]
+    assert successor.takeovers == 1
+    assert 1 in successor.dead
+    assert vc.nodes[2].owner(1) == 0
+
+
+def test_a_handoff_that_never_arrives_is_taken_back_when_the_receiver_dies() -> None:
+    vc = VirtualCluster(servers=2, players=30, seed=5)
+    vc.drop_filter = lambda subject, receiver: subject.endswith(".handoff.1")
+    vc.run(vc.now + 6.0)
+    stuck = set(vc.nodes[0]._pending_out)
+    assert stuck
+    assert not stuck & set(vc.nodes[1].owned)
+    vc.kill(1)
+    vc.drop_filter = None
+    vc.run(vc.now + 2.0)
+    node = vc.nodes[0]
+    assert node.cars_reclaimed >= len(stuck)
+    assert stuck <= set(node.owned)
+    assert sorted(node.owned) == list(range(30))
+    assert vc.swarm.report(vc.now).inputs_lost == 0
+
+
+def test_a_false_alarm_ends_with_one_owner_per_car_and_cell() -> None:
+    vc = VirtualCluster(servers=2, players=20, seed=6)
+    vc.run(vc.now + 1.0)
+    vc.drop_filter = lambda subject, receiver: ".snap.1" in subject and receiver == 0
+    vc.run(vc.now + 1.0)
+    assert 1 in vc.nodes[0].dead
+    assert vc.nodes[0].takeovers == 1
+    vc.drop_filter = None
+    vc.run(vc.now + 2.0)
+    owners = _owners(vc)
+    assert sorted(owners) == list(range(20))
+    assert all(len(servers) == 1 for servers in owners.values())
+    assert vc.nodes[0].cells == [0, 1]
+    assert vc.nodes[1].cells == []
+    assert vc.nodes[1].duplicates_dropped > 0
+    report = vc.swarm.report(vc.now)
+    assert report.inputs_lost == 0
+    assert report.players_live == 20
+
+
+def _lone_node() -> CellNode:
+    grid = CellGrid.for_servers(2, 120.0, 120.0)
+    spawns = [CarState(x=50.0, y=60.0), CarState(x=180.0, y=60.0)]
+    return CellNode(0, 2, grid, spawns, 10.0)
+
+
+def _snapshot(node: CellNode, now: float) -> Snapshot:
+    node.handle_timer(now)
+    snaps = [decode(p) for s, p in node.messages_to_send() if s.endswith(".snap.0")]
+    message = snaps[-1]
+    assert isinstance(message, Snapshot)
+    return message
+
+
+def test_inputs_are_applied_in_seq_order_and_acknowledged() -> None:
+    node = _lone_node()
+    assert node.owned == [0]
+    node.receive(encode(Input(0, 2, Keys.UP)), 10.01)
+    node.receive(encode(Input(0, 1, Keys.DOWN)), 10.02)
+    snap = _snapshot(node, 10.1)
+    (car,) = snap.cars
+    assert car.input_seq == 2
+    assert car.state.keys == Keys.UP
+    assert car.state.vx > 0.0
+
+
+def test_handoff_applies_the_newest_input_heard() -> None:
+    node = _lone_node()
+    node.receive(encode(Input(1, 7, Keys.LEFT)), 10.0)
+    record = CarRecord(1, 3, 5, CarState(x=118.0, y=60.0, vx=-10.0, keys=Keys.UP))
+    node.receive(encode(Handoff(1, 0, node.tick, record)), 10.0)
+    snap = _snapshot(node, 10.1)
+    car = next(c for c in snap.cars if c.player == 1)
+    assert (car.generation, car.input_seq, car.state.keys) == (3, 7, Keys.LEFT)
+    assert car.state.x < 118.0
+
+
+def test_garbage_and_foreign_messages_are_counted_not_raised() -> None:
+    node = _lone_node()
+    node.receive(b"\xffnot a message", 10.0)
+    node.receive(b"", 10.0)
+    node.receive(encode(Input(999, 1, Keys.UP)), 10.0)
+    assert node.dropped == 3
+    node.handle_timer(10.2)
+    assert node.owned == [0]
+
+
+def test_subject_matching_follows_nats() -> None:
+    assert subject_matches("a.snap.*", "a.snap.3")
+    assert not subject_matches("a.snap.*", "a.snap.3.x")
+    assert subject_matches("a.>", "a.snap.3")
+    assert not subject_matches("a.>", "a")
+    assert not subject_matches("a.input", "a.inputs")
+
+
+def test_node_config_is_validated() -> None:
+    with pytest.raises(ConfigError, match="halo"):
+        NodeConfig(halo=1.0, margin=2.0)
+    with pytest.raises(ConfigError, match="dead_after"):
+        NodeConfig(dead_after=0.0)
+    grid = CellGrid.for_servers(2, 120.0, 120.0)
+    with pytest.raises(ConfigError, match="players"):
+        CellNode(0, 2, grid, spawn_states(grid, 300, 1), 0.0)
