@@ -17,8 +17,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from lagless.demo.arena import DISPLAY_MODELS, SNAPSHOT_FORMAT
 from lagless.physics import CarState, Keys
 from lagless.physics.codec import (
@@ -36,7 +34,6 @@ from lagless.web.serve import page_config
 STATIC = Path(__file__).resolve().parents[2] / "src" / "lagless" / "web" / "static"
 NODE = shutil.which("node")
 
-pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 HARNESS = """
 import { readFileSync } from "node:fs";
@@ -92,7 +89,7 @@ def _random_snapshot(rng: random.Random, t: float) -> Snapshot:
 def _run_node(job: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     script = tmp_path / "harness.mjs"
     script.write_text(HARNESS.replace("STATIC", STATIC.as_uri()), encoding="utf-8")
-    assert NODE is not None
+    assert NODE is not None, "node is missing (.ci/run installs Debian's nodejs)"
     result = subprocess.run(
         [NODE, str(script)],
         input=json.dumps(job),
