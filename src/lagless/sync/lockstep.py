@@ -36,7 +36,9 @@ Decisions:
     * Desync: each command for turn ``T + 2`` carries the checksum of its sender's state at the
       start of turn ``T``; a mismatch appends the turn's first frame to ``stats.desyncs`` and, with
       ``abort_on_desync`` (default, the spec's "aborts on detected desync"), stops the peer
-      (``aborted`` is True, ``abort_reason`` says where). Otherwise it is only reported.
+      (``aborted`` is True, ``abort_reason`` says where). Otherwise it is only reported. An
+      aborted peer still sends and acknowledges the commands it has, so the command carrying
+      its differing checksum reaches every peer and they abort too.
     * ``stats.input_delays``: from the first tick with a changed local input to the tick that
       steps the first frame of the turn that executes it.
     * Garbage (wrong kind, bad size, a source out of range, a command too far ahead) is counted
@@ -337,6 +339,7 @@ class LockstepPeer(Generic[S]):
             if self._change_time is None:
                 self._change_time = now
         if self.aborted or self.dropped:
+            self._send(now)
             return
         if self._frame_in_turn == 0:
             if not self._ready(self._turn):
@@ -350,6 +353,7 @@ class LockstepPeer(Generic[S]):
             self._stall_since = None
             self._begin_turn(local_input)
             if self.aborted:
+                self._send(now)
                 return
         self._state = self._game.step(self._state, self._turn_inputs, self._frame)
         self._frame += 1
