@@ -8,7 +8,7 @@ import pytest
 
 from lagless.errors import ConfigError
 from lagless.lab import Result, run
-from lagless.lab.experiments.physics_car import SPEC
+from lagless.lab.experiments.physics_car import SPEC, unthrottled_connection
 from lagless.lab.realtime.configs import CAR_CONFIGS
 
 CONFIGS = [c.name for c in CAR_CONFIGS]
@@ -66,6 +66,9 @@ def test_checks_and_goal_metrics(result: Result) -> None:
     checks = result.tables["checks"]
     claims = {(c["experiment"], c["profile"], c["claim"]): c["holds"] for c in checks}
     assert ("goal", "l80j40", "DR(a)+0.15 RTT DeviationA <= 0.4 m") in claims
+    assert ("E3", "l80j40", "0.75 RTT at L80 is as smooth as delay200") in claims
+    assert ("E2", "l80j40", "delay150 stutters visibly (jumps or freezes)") in claims
+    assert claims[("E2", "l40j20", "delay200 moves smoothly: no jump, no freeze")]
     assert result.metrics["checks_total"] == len(checks)
     assert result.metrics["checks_holding"] == sum(1 for c in checks if c["holds"])
     goal = result.metrics["goal_l80j40_dr_a_rtt0_15_deviation_a_m"]
@@ -73,6 +76,54 @@ def test_checks_and_goal_metrics(result: Result) -> None:
     ratio = result.metrics["l80j40_dr_a_rtt0_15_vs_delay200_deviation_a"]
     assert ratio is not None
     assert ratio < 0.2
+
+
+def test_the_stack_follows_the_latency_model() -> None:
+    """Snapshots leave on time: congestion control never paces below the good-mode rate (a
+    start-up loss put the server in BAD mode at 15 packets/s, under the 20-Hz stream)."""
+    congestion = unthrottled_connection().congestion
+    assert congestion.bad_send_rate == congestion.good_send_rate >= 20.0
+
+
+def test_time_lag_splits_into_its_measured_parts(result: Result) -> None:
+    """Spec 004 §6.1: snap lags by the snapshot age plus half the 50-ms interval; the
+    combination by its render delay; the age is the model's one-way delay (it was 94 ms at L80
+    while BAD mode throttled the snapshots)."""
+    for profile, latency in (("l40j20", 40.0), ("l80j40", 80.0)):
+        snap = _row(result, profile, "snap")
+        assert latency - 6.0 <= snap["snapshot_age_ms"] <= latency + 6.0
+        assert abs(snap["clock_error_ms"]) < 6.0
+        lag = snap["deviation_a_m"] / snap["truth_speed_mps_avg"] * 1000.0
+        assert lag == pytest.approx(snap["snapshot_age_ms"] + 25.0, abs=10.0)
+        combined = _row(result, profile, "dr-a+rtt0.15")
+        assert combined["render_delay_ms"] == pytest.approx(0.15 * combined["rtt_ms"], rel=1e-3)
+        floor = combined["truth_speed_mps_avg"] * combined["render_delay_ms"] / 1000.0
+        assert combined["deviation_a_m"] == pytest.approx(floor, rel=0.15)
+    metrics = result.metrics
+    assert metrics["l80j40_snap_lag_model_ms"] == pytest.approx(
+        _row(result, "l80j40", "snap")["snapshot_age_ms"] + 25.0
+    )
+    assert metrics["l80j40_e3_needs_rtt_ms"] == pytest.approx(200.0)
+    goal_rtt = metrics["l80j40_goal_needs_rtt_ms"]
+    assert goal_rtt is not None
+    assert goal_rtt < 160.0  # below the latency model's own round trip
+
+
+def test_rtt_estimate_table(result: Result) -> None:
+    rows = {
+        (r["profile"], r["config"], r["rtt_estimate"]): r for r in result.tables["rtt_estimate"]
+    }
+    assert len(rows) == 8
+    for profile in ("l40j20", "l80j40"):
+        for config in ("rtt0.75", "dr-a+rtt0.15"):
+            smoothed, minimum = rows[(profile, config, "smoothed")], rows[(profile, config, "min")]
+            assert smoothed["deviation_a_m"] == _row(result, profile, config)["deviation_a_m"]
+            assert float(minimum["render_delay_ms"]) < float(smoothed["render_delay_ms"])
+            assert float(minimum["deviation_a_m"]) < float(smoothed["deviation_a_m"])
+    assert (
+        result.metrics["l80j40_dr_a_rtt0_15_min_rtt_deviation_a_m"]
+        == (rows[("l80j40", "dr-a+rtt0.15", "min")]["deviation_a_m"])
+    )
 
 
 def test_prediction_loss_and_collisions(result: Result) -> None:

@@ -22,6 +22,7 @@ from lagless.physics import (
     PhysicsServer,
     ServerConfig,
     SnapshotFormat,
+    SnapshotTiming,
     Welcomed,
     encode_message,
 )
@@ -281,3 +282,32 @@ def test_input_delay_is_the_uplink_latency() -> None:
     assert delay is not None
     assert 0.06 <= delay <= 0.11  # receive delay uniform in [60, 100] ms, plus a tick at most
     assert sim.server.input_delay_max <= 0.12
+
+
+def test_snapshot_timing_sums_the_age_and_the_rtts() -> None:
+    """``PhysicsClient.timing``: snapshots counted once the clock is synchronised; their mean
+    age on arrival is the downlink receive delay (L80: uniform in [60, 100] ms) plus the clock
+    error, and the mean RTTs are those the views read for ``k x RTT``."""
+    sim = Sim(L80)
+    client = make_client(L80)
+    sim.add(client)
+    sim.run(4.0)
+    timing = client.timing
+    assert 40 <= timing.count <= client.snapshots
+    age = timing.mean(timing.age_total)
+    rtt, rtt_min = timing.mean(timing.rtt_total), timing.mean(timing.rtt_min_total)
+    assert age is not None
+    assert rtt is not None
+    assert rtt_min is not None
+    assert 0.07 <= age <= 0.095
+    assert 0.12 <= rtt_min <= rtt <= 0.2
+
+
+def test_snapshot_timing_mean() -> None:
+    timing = SnapshotTiming()
+    assert timing.mean(timing.age_total) is None
+    timing.add(0.08, 0.16, 0.12)
+    timing.add(0.1, 0.2, 0.14)
+    assert timing.count == 2
+    assert timing.mean(timing.age_total) == pytest.approx(0.09)
+    assert timing.mean(timing.rtt_min_total) == pytest.approx(0.13)

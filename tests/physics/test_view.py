@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lagless.errors import ConfigError
 from lagless.physics import (
     CarParams,
     CarSnapshot,
@@ -67,8 +68,20 @@ def test_stale_snapshot_is_dropped() -> None:
 
 def test_rtt_factor_sets_the_delay() -> None:
     view = CarView(0, ViewConfig(rtt_factor=0.15))
-    view.observe_rtt(0.2)
+    view.observe_rtt(0.2, 0.12)
     assert view.receiver.render_delay == pytest.approx(0.03)
+
+
+def test_rtt_estimate_picks_the_statistic() -> None:
+    """``k x RTT`` multiplies the smoothed RTT by default and the recent minimum on request."""
+    smoothed = CarView(0, ViewConfig(render_delay=0.01, rtt_factor=0.5))
+    minimum = CarView(0, ViewConfig(render_delay=0.01, rtt_factor=0.5, rtt_estimate="min"))
+    for view in (smoothed, minimum):
+        view.observe_rtt(0.2, 0.12)
+    assert smoothed.receiver.render_delay == pytest.approx(0.11)
+    assert minimum.receiver.render_delay == pytest.approx(0.07)
+    with pytest.raises(ConfigError, match="rtt_estimate"):
+        ViewConfig(rtt_estimate="mean")  # type: ignore[arg-type]
 
 
 def test_prediction_acts_at_once_and_rolls_back() -> None:

@@ -20,6 +20,7 @@ from lagless.physics.car import Keys as Keys
 from lagless.physics.car import Wall as Wall
 from lagless.physics.client import ClientConfig as ClientConfig
 from lagless.physics.client import PhysicsClient as PhysicsClient
+from lagless.physics.client import SnapshotTiming as SnapshotTiming
 from lagless.physics.client import Welcomed as Welcomed
 from lagless.physics.codec import MAX_CARS as MAX_CARS
 from lagless.physics.codec import CarSnapshot as CarSnapshot
@@ -81,6 +82,7 @@ __all__ = [
     "ServerConfig",
     "Snapshot",
     "SnapshotFormat",
+    "SnapshotTiming",
     "ViewConfig",
     "Welcome",
     "Welcomed",

@@ -22,7 +22,12 @@ Decisions:
       client logs pair row by row (§5.3.2 "at the same moment").
     * A car missing from the newest snapshot so far has left: its views are dropped (an older,
       reordered snapshot drops nothing).
-    * The ``k x RTT`` delay uses the transport's smoothed RTT, read at every snapshot.
+    * The ``k x RTT`` delay uses the transport's smoothed RTT (or its recent minimum, per
+      ``ViewConfig.rtt_estimate``), read at every snapshot.
+    * ``timing`` sums, over the snapshots applied once the clock is synchronised, the snapshot's
+      age on arrival on the synchronised clock (one-way delay plus clock error) and the RTTs the
+      views read, in O(1) memory: the lab splits DeviationA into these parts (spec 004 §5.3.5,
+      §6.1 "time lag").
     * Malformed server messages are counted in ``dropped_messages`` and ignored.
 """
 
@@ -53,7 +58,7 @@ from lagless.smoothing.state import DisplayState
 from lagless.transport import RELIABLE, UNRELIABLE, Client, MessageReceived
 from lagless.wire import DecodeError
 
-__all__ = ["ClientConfig", "PhysicsClient", "Welcomed"]
+__all__ = ["ClientConfig", "PhysicsClient", "SnapshotTiming", "Welcomed"]
 
 MAIN_VIEW = "main"
 
@@ -80,6 +85,31 @@ class ClientConfig:
             raise ConfigError(f"tick_rate must be in (0, 1000] Hz, got {self.tick_rate!r}")
         if not (math.isfinite(self.log_rate) and 0.0 <= self.log_rate <= 1000.0):
             raise ConfigError(f"log_rate must be in [0, 1000] Hz, got {self.log_rate!r}")
+
+
+@dataclass(slots=True)
+class SnapshotTiming:
+    """Running sums over the snapshots a client applied with a synchronised clock (SI units)."""
+
+    count: int = 0
+    """Snapshots counted."""
+    age_total: float = 0.0
+    """Sum of ``server_time(arrival) - t``, s: the one-way delay plus the clock error."""
+    rtt_total: float = 0.0
+    """Sum of the smoothed RTT read at each snapshot, s."""
+    rtt_min_total: float = 0.0
+    """Sum of the smallest recent RTT read at each snapshot, s."""
+
+    def add(self, age: float, rtt: float, rtt_min: float) -> None:
+        """Count one snapshot."""
+        self.count += 1
+        self.age_total += age
+        self.rtt_total += rtt
+        self.rtt_min_total += rtt_min
+
+    def mean(self, total: float) -> float | None:
+        """Return ``total / count`` (one of the sums), or ``None`` before the first snapshot."""
+        return total / self.count if self.count else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +167,8 @@ class PhysicsClient:
         self.snapshots = 0
         """Snapshots applied."""
         self._newest_snapshot = -math.inf  # server time of the newest snapshot, s
+        self.timing = SnapshotTiming()
+        """Snapshot age and RTT sums (diagnostics of the time lag)."""
 
     # -- application verbs ----------------------------------------------------------------------
 
@@ -299,7 +331,9 @@ class PhysicsClient:
 
     def _snapshot(self, snapshot: Snapshot, now: float) -> None:
         server_now = self.transport.server_time(now)
-        rtt = self.transport.connection_statistics().rtt
+        stats = self.transport.connection_statistics()
+        if self.transport.synchronized:
+            self.timing.add(server_now - snapshot.t, stats.rtt, stats.rtt_min)
         newest = snapshot.t > self._newest_snapshot
         self._newest_snapshot = max(self._newest_snapshot, snapshot.t)
         present = {car.car_id for car in snapshot.cars}
@@ -311,7 +345,7 @@ class PhysicsClient:
                 view = views.get(car.car_id)
                 if view is None:
                     view = views[car.car_id] = CarView(car.car_id, config)
-                view.observe_rtt(rtt)
+                view.observe_rtt(stats.rtt, stats.rtt_min)
                 view.apply(snapshot.t, car, now, server_now)
         if self._predictor is not None:
             for car in snapshot.cars:

@@ -42,12 +42,48 @@ Decisions (spec 004 §8.2 "record your choice"):
       ``SMOOTH_TOLERANCE`` (5 mm): the smooth configurations all measure about a millimetre
       (sampling noise, far below a visible stutter), the hold-and-jump ones tenths of a metre; a
       strict ``≤`` would rank noise.
-    * Table ``checks`` states each claim of the thesis (spec 004 §6.1, §8.2), issue 14's goals and
-      the extensions' claims with whether it holds in this run; failures are results, not errors.
+    * Table ``checks`` states each claim of the thesis (spec 004 §6.1, §8.2: E1-E6 including the
+      smoothness claims of E2 and E3), issue 14's goals and the extensions' claims with whether
+      it holds in this run; failures are results, not errors. "Stutters visibly" means at least
+      one jump or freeze (``count_jumps`` / ``count_freezes``), as §8.2 suggests.
+    * Every session's transport runs without congestion throttling (``unthrottled_connection``):
+      spec 004's runs send 20-Hz snapshots with no send-rate control, and the stock BAD mode
+      (15 packets/s, entered after a start-up packet goes unacknowledged) delayed snapshots.
+    * ``k x RTT`` reads the smoothed RTT (``ViewConfig.rtt_estimate``); table ``rtt_estimate``
+      reruns the RTT-scaled rows on the recent minimum RTT as a measured alternative.
+    * Time-lag diagnostics per profile: ``rtt_ms`` / ``rtt_min_ms`` are the means of the RTTs
+      the views read, ``snapshot_age_ms`` the mean age of a snapshot on arrival on the client's
+      synchronised clock, ``clock_error_ms`` the mean error of that clock (sampled every 0.1 s
+      against the true server clock, which only the lab knows), ``render_delay_ms`` each row's
+      mean render delay.
+
+Why the numbers differ from the thesis (measured on the 60-s run, seed 0; spec 004 §6.1):
+    * The stack follows the spec's latency model: snapshots arrive 78.9 ms old at L80 (the model's
+      80 ms), the client clock errs by -0.9 ms on average, the smoothed RTT is 158.5 ms (2 x 80).
+    * ``snap`` shows the newest snapshot, so its lag is the age plus half the 50-ms interval:
+      103.9 ms predicted, 104.0 ms measured (DeviationA / speed), 2.00 m at 19.3 m/s, the spec's
+      own estimate (about 2.1 m). "> 2.5 m" needs 130 ms at this speed, while delay200 at
+      "just under 4 m" fixes the speed at about 19-20 m/s.
+    * The combination draws the car ``0.15 x RTT`` = 23.8 ms behind: 0.46 m at 19.3 m/s, less
+      than the thesis's bound (< 1/5 of delay200, 0.77 m). Issue 14's 0.4 m needs an RTT of at
+      most 139 ms, below the 160-ms round trip of the latency model itself; the recent minimum RTT
+      (132 ms) gets there (0.38 m), but that is not the "current RTT" of the thesis.
+    * The thesis's own observations all point to 20-50 ms more snapshot age than its stated
+      model: Point-to-Point above 2.5 m (+26 ms), 100 ms at L40 and 150 ms at L80 visibly
+      stuttering (with the model's largest age of 100 and 150 ms they are exactly on the edge,
+      and smooth here), and 0.75·RTT smooth at L80 (needs an RTT of at least 200 ms, not 160),
+      while 200 ms stayed smooth (at most +50 ms). The spec does not say where that time came
+      from, so the lab does not add it; those checks fail here for that reason, and the 0.4 m
+      goal, which needs less delay rather than more, is out of reach of the same model.
+    * Pure DR is as smooth as delay200 here (E4, E6 fail): its mean error is 1.3 cm at L80,
+      because the car's lateral acceleration is capped at 9 m/s² and steering ramps in 0.125 s,
+      so over the 105-ms horizon a prediction errs by centimetres; the thesis's paths show visible
+      DR errors at every change of direction from a car and inputs the spec does not describe.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from collections.abc import Mapping, Sequence
@@ -84,11 +120,18 @@ from lagless.physics import (
     PhysicsParams,
     PhysicsServer,
     ServerConfig,
+    SnapshotTiming,
     ViewConfig,
     Wall,
 )
 from lagless.physics.driver import drive_course
-from lagless.transport import Client, NetcodeClientConfig, NetcodeServerConfig, Server
+from lagless.transport import (
+    Client,
+    ConnectionConfig,
+    NetcodeClientConfig,
+    NetcodeServerConfig,
+    Server,
+)
 
 __all__ = ["PROFILES", "SPEC", "Driver", "SessionResult", "physics_car_experiment", "run_session"]
 
@@ -100,6 +143,8 @@ _PORT: Final = 9000
 Row = dict[str, JSONScalar]
 _PROTOCOL: Final = 0x5004
 SMOOTH_TOLERANCE: Final = 0.005  # m: DeviationB differences below this are sampling noise
+CLOCK_SAMPLE_INTERVAL: Final = 0.1  # s between samples of a client's clock error
+SNAPSHOT_INTERVAL: Final = 0.05  # s: the server's 20-Hz snapshots (spec 004 §5.1.1)
 _MAX_LAG_STEPS: Final = 50  # 50 x 20 ms = ±1 s
 _IMPACT_WINDOW: Final = 1.0  # s either side of the first impact
 _REFERENCE: Final = {
@@ -114,6 +159,25 @@ _REFERENCE: Final = {
     "snapshot_rate_hz": 20.0,
     "sample_rate_hz": 50.0,
 }
+
+
+def unthrottled_connection() -> ConnectionConfig:
+    """The transport settings of every lab session: congestion control never paces a connection
+    below its good-mode rate (``bad_send_rate = good_send_rate``), so the 20-Hz snapshots leave
+    on time as in spec 004's test runs (§5.1.1, §6.0: no send-rate control, no loss).
+
+    Measured cause: a new connection's first server packet goes unacknowledged (declared lost
+    about 0.3 s after it was sent at L80), which puts the loss fraction of the first dozen packets
+    above the 10 % threshold, so the server's connection ran in BAD mode at 15 packets/s, below
+    the 20-Hz snapshot stream, from 0.8 s to 8.8 s of the quick L80 run: two snapshots shared a
+    packet and their mean age rose from 80 ms to 103-111 ms (snap's DeviationA 2.50 m quick,
+    2.14 m on the 60-s run, where that stretch weighs less).
+    """
+    default = ConnectionConfig()
+    congestion = dataclasses.replace(
+        default.congestion, bad_send_rate=default.congestion.good_send_rate
+    )
+    return dataclasses.replace(default, congestion=congestion)
 
 
 class _ShiftedClock:
@@ -168,6 +232,10 @@ class SessionResult:
     """UDP payload bytes the server host sent."""
     input_delay: float | None
     """Mean time from a key change at a client to its application on the server, s."""
+    timing: tuple[SnapshotTiming, ...]
+    """Per client, the snapshot ages and RTTs its views read."""
+    clock_error: tuple[tuple[tuple[float, float], ...], ...]
+    """Per client, ``(true server time, estimate - truth)`` every ``CLOCK_SAMPLE_INTERVAL``, s."""
 
 
 def run_session(
@@ -198,10 +266,12 @@ def run_session(
     network = Network(scheduler, seed=seed, default_link=link)
     network.add_host("server")
     rng = random.Random(seed)
+    connection = unthrottled_connection()
     transport = Server(
         config=NetcodeServerConfig(
             protocol_id=_PROTOCOL, public_address=("server", _PORT), insecure=True
         ),
+        connection=connection,
         random_bytes=random.Random(rng.random()).randbytes,
     )
     start = SERVER_CLOCK_OFFSET
@@ -217,7 +287,7 @@ def run_session(
     for k, driver in enumerate(drivers):
         host = network.add_host(f"client{k}")
         client = PhysicsClient(
-            transport=Client(config=NetcodeClientConfig(insecure=True)),
+            transport=Client(config=NetcodeClientConfig(insecure=True), connection=connection),
             params=params,
             config=ClientConfig(
                 walls=server_config.walls, predict=driver.predict, log_rate=LOG_RATE
@@ -237,7 +307,13 @@ def run_session(
         endpoint.flush()
         clients.append(client)
         scheduler.run(until=scheduler.now + 0.3)  # one at a time: client k gets car k
-    scheduler.run(until=duration)
+    clock_error: list[list[tuple[float, float]]] = [[] for _ in clients]
+    while scheduler.now < duration:  # the lab alone knows the true server clock
+        scheduler.run(until=min(duration, scheduler.now + CLOCK_SAMPLE_INTERVAL))
+        truth = scheduler.now + SERVER_CLOCK_OFFSET
+        for client, errors in zip(clients, clock_error, strict=True):
+            if client.transport.synchronized:
+                errors.append((truth, client.transport.server_time(scheduler.now) - truth))
     return SessionResult(
         server=server.path_log,
         clients=tuple(c.path_logs for c in clients),
@@ -246,6 +322,8 @@ def run_session(
         start=start,
         payload_bytes=network.stats("server").payload_bytes_sent,
         input_delay=server.input_delay_mean,
+        timing=tuple(c.timing for c in clients),
+        clock_error=tuple(tuple(e) for e in clock_error),
     )
 
 
@@ -438,6 +516,33 @@ def _checks(rows: list[dict[str, JSONScalar]]) -> list[dict[str, JSONScalar]]:
             "snap is the roughest configuration",
             b[(p, "snap")] == max(b[(p, c)] for c in names),
         )
+    steps = {
+        (p, c): val(p, c, "jumps") + val(p, c, "freezes")
+        for p in PROFILES
+        for c in ("delay100", "delay150", "delay200")
+    }
+    for p in PROFILES:
+        check("E2", p, "delay200 moves smoothly: no jump, no freeze", steps[(p, "delay200")] == 0)
+    check(
+        "E2",
+        "l80j40",
+        "delay100 at L80 is almost as rough as snap (DeviationB >= half of snap's)",
+        b[("l80j40", "delay100")] >= 0.5 * b[("l80j40", "snap")],
+    )
+    check(
+        "E2",
+        "l40j20",
+        "delay150 at L40 is as smooth as delay200",
+        b[("l40j20", "delay150")] <= b[("l40j20", "delay200")] + SMOOTH_TOLERANCE,
+    )
+    for p, config in (("l40j20", "delay100"), ("l80j40", "delay150")):
+        check("E2", p, f"{config} stutters visibly (jumps or freezes)", steps[(p, config)] > 0)
+    check(
+        "E3",
+        "l80j40",
+        "0.75 RTT at L80 is as smooth as delay200",
+        b[("l80j40", "rtt0.75")] <= b[("l80j40", "delay200")] + SMOOTH_TOLERANCE,
+    )
     goal = a[("l80j40", "dr-a+rtt0.15")]
     check("goal", "l80j40", "DR(a)+0.15 RTT DeviationA <= 0.4 m", goal <= 0.4)
     check(
@@ -484,7 +589,7 @@ def _extension_checks(loss_rows: list[Row], collision_rows: list[Row]) -> list[R
     def cell(rows: list[Row], column: str, **match: JSONScalar) -> float:
         for row in rows:
             if all(row.get(k) == v for k, v in match.items()):
-                value = row[column]
+                value = row.get(column)
                 return float(value) if isinstance(value, int | float) else math.nan
         return math.nan
 
@@ -548,6 +653,84 @@ _CARS_SCENARIO: Final = ServerConfig(
 )
 
 
+_MIN_RTT_SUFFIX: Final = "@min-rtt"
+_MIN_RTT_CONFIGS: Final = ("rtt0.75", "dr-a+rtt0.15")  # the RTT-scaled rows the table compares
+
+
+def _min_rtt_views(views: Mapping[str, ViewConfig]) -> dict[str, ViewConfig]:
+    """The RTT-scaled views again, with ``k x RTT`` on the smallest recent RTT (table
+    ``rtt_estimate``)."""
+    return {
+        name + _MIN_RTT_SUFFIX: dataclasses.replace(views[name], rtt_estimate="min")
+        for name in _MIN_RTT_CONFIGS
+    }
+
+
+def _ms(value: float | None) -> float | None:
+    return None if value is None else round(value * 1000.0, 3)
+
+
+def _timing_columns(result: SessionResult, since: float) -> Row:
+    """The driving client's time-lag parts (ms): the mean smoothed and minimum RTT its views
+    read and the mean snapshot age on arrival (from clock synchronisation on), and its mean
+    clock error (estimate - truth) from ``since`` on."""
+    timing = result.timing[0]
+    errors = [e for t, e in result.clock_error[0] if t >= since]
+    return {
+        "rtt_ms": _ms(timing.mean(timing.rtt_total)),
+        "rtt_min_ms": _ms(timing.mean(timing.rtt_min_total)),
+        "snapshot_age_ms": _ms(timing.mean(timing.age_total)),
+        "clock_error_ms": _ms(float(np.mean(errors)) if errors else None),
+    }
+
+
+def _lag_budget(
+    ctx: ExperimentContext, by: Mapping[tuple[JSONScalar, JSONScalar], Row], estimates: list[Row]
+) -> None:
+    """Record the metrics that split L80's DeviationA of ``snap`` and of the combination.
+
+    ``snap`` shows the newest snapshot, so its lag is the snapshot's age on arrival plus half
+    the 50-ms interval on average; ``> 2.5 m`` needs ``2.5 m / speed`` of lag. The combination
+    draws the car ``0.15 x RTT`` behind, so ``<= 0.4 m`` needs ``RTT <= 0.4 m / (0.15 x speed)``;
+    0.75·RTT smooth at L80 (spec 004 §6.1) needs ``0.75 x RTT >=`` the largest snapshot age
+    (latency + variance / 2 + one interval).
+    """
+    snap, combined = by[("l80j40", "snap")], by[("l80j40", "dr-a+rtt0.15")]
+    speed, a_snap = _float(snap["truth_speed_mps_avg"]), _float(snap["deviation_a_m"])
+    age, rtt = _float(snap["snapshot_age_ms"]), _float(combined["rtt_ms"])
+    latency, variance = PROFILES["l80j40"]
+    speed = speed if speed is not None and speed > 0.0 else None
+    ctx.add_metric(
+        "l80j40_snap_lag_from_deviation_ms",
+        a_snap / speed * 1000.0 if speed is not None and a_snap is not None else None,
+    )
+    ctx.add_metric(
+        "l80j40_snap_lag_model_ms",
+        None if age is None else age + 0.5 * SNAPSHOT_INTERVAL * 1000.0,
+    )
+    ctx.add_metric("l80j40_snap_needs_lag_ms", 2.5 / speed * 1000.0 if speed is not None else None)
+    ctx.add_metric(
+        "l80j40_dr_a_rtt0_15_delay_floor_m",
+        speed * 0.15 * rtt / 1000.0 if speed is not None and rtt is not None else None,
+    )
+    ctx.add_metric(
+        "l80j40_goal_needs_rtt_ms", 0.4 / (0.15 * speed) * 1000.0 if speed is not None else None
+    )
+    ctx.add_metric(
+        "l80j40_e3_needs_rtt_ms",
+        (latency + 0.5 * variance + SNAPSHOT_INTERVAL) / 0.75 * 1000.0,
+    )
+    for row in estimates:
+        if (row["profile"], row["config"], row["rtt_estimate"]) == (
+            "l80j40",
+            "dr-a+rtt0.15",
+            "min",
+        ):
+            ctx.add_metric(
+                "l80j40_dr_a_rtt0_15_min_rtt_deviation_a_m", _float(row["deviation_a_m"])
+            )
+
+
 def physics_car_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue]) -> Result:
     """Run E1-E6 at L40/L80, the loss sweep, the collision scenarios and prediction.
 
@@ -595,15 +778,17 @@ def physics_car_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValu
         },
     )
     views = _views(extrapolation, correction)
+    min_rtt_views = _min_rtt_views(views)
     tests = {c.name: c.test for c in CAR_CONFIGS}
     rows: list[Row] = []
+    estimate_rows: list[Row] = []
     for profile in ctx.track(list(PROFILES), description="physics/car profiles"):
         latency, variance = PROFILES[profile]
         with ctx.timer(f"run.{profile}"):
             result = run_session(
                 params=_params(base, latency, variance),
                 drivers=[Driver(recording=recording, predict=True)],
-                views=views,
+                views=views | min_rtt_views,
                 duration=duration,
                 seed=ctx.seed_for(f"physics.{profile}"),
                 link=LinkConfig(),
@@ -611,13 +796,22 @@ def physics_car_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValu
             )
         since = result.start + warmup
         delay = result.input_delay
-        head: Row = {
-            "profile": profile,
-            "rtt_ms": round(result.rtt[0] * 1000.0, 3),
-            "input_delay_ms": None if delay is None else round(delay * 1000.0, 3),
-        }
-        for name in views:
-            row = head | {"config": name, "test": tests[name]}
+        head: Row = {"profile": profile} | _timing_columns(result, since)
+        head["input_delay_ms"] = None if delay is None else round(delay * 1000.0, 3)
+        for name, view in (views | min_rtt_views).items():
+            rtt = head["rtt_min_ms" if view.rtt_estimate == "min" else "rtt_ms"]
+            render_delay = (
+                None
+                if not isinstance(rtt, float)
+                else round(view.render_delay * 1000.0 + view.rtt_factor * rtt, 3)
+            )
+            if name in min_rtt_views:
+                entry = {"profile": profile, "config": name.removesuffix(_MIN_RTT_SUFFIX)}
+                entry |= {"rtt_estimate": "min", "render_delay_ms": render_delay}
+                entry |= _metrics(result.server, result.clients[0][name], 0, since)
+                estimate_rows.append(entry)
+                continue
+            row = head | {"config": name, "test": tests[name], "render_delay_ms": render_delay}
             row |= _metrics(result.server, result.clients[0][name], 0, since)
             lag = row["lag_ms"]
             row["input_to_display_ms"] = (
@@ -651,6 +845,13 @@ def physics_car_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValu
                 )
             _error_plot(ctx, result, since)
     for row in rows:
+        if row["config"] in _MIN_RTT_CONFIGS:
+            entry = {k: row[k] for k in ("profile", "config")} | {"rtt_estimate": "smoothed"}
+            entry |= {k: v for k, v in row.items() if k in estimate_rows[0]}
+            estimate_rows.append(entry)
+    estimate_rows.sort(key=lambda r: (str(r["profile"]), str(r["config"]), str(r["rtt_estimate"])))
+    ctx.add_table("rtt_estimate", estimate_rows)
+    for row in rows:
         for column in ("deviation_a_m", "deviation_b", "jumps", "freezes", "lag_ms"):
             cell = row[column]
             ctx.add_metric(
@@ -665,10 +866,7 @@ def physics_car_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValu
     ctx.add_metric(
         "goal_l80j40_dr_a_rtt0_15_deviation_a_m", a_dr if isinstance(a_dr, float) else None
     )
-    combined = by[("l80j40", "dr-a+rtt0.15")]
-    speed, rtt = _float(combined["truth_speed_mps_avg"]), _float(combined["rtt_ms"])
-    if speed is not None and rtt is not None:  # the delay alone: mean speed x 0.15 x RTT
-        ctx.add_metric("l80j40_dr_a_rtt0_15_delay_floor_m", speed * 0.15 * rtt / 1000.0)
+    _lag_budget(ctx, by, estimate_rows)
     ctx.add_table("runs", rows)
     loss_rows: list[Row] = []
     latency, variance = PROFILES["l80j40"]
