@@ -7,43 +7,12 @@ damage the bot; the same shot stamped in the future or far in the past is reject
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 from tests.game.shooting_peer import PLAN
-
-ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 40.0  # seconds for the whole exchange
-
-
-def _start(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.game.shooting_peer", *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+from tests.processes import run_server_and_clients
 
 
 def test_lag_compensated_hit_and_forged_claims_over_loopback() -> None:
-    server = _start("server")
-    assert server.stdout is not None
-    port = server.stdout.readline().strip()
-    client = _start("client", port)
-    try:
-        client_out, client_err = client.communicate(timeout=TIMEOUT)
-        server_out, server_err = server.communicate(timeout=TIMEOUT)
-    finally:
-        for proc in (server, client):
-            if proc.poll() is None:
-                proc.kill()
-    assert server.returncode == 0, server_err
-    assert client.returncode == 0, client_err
-    summary = json.loads(server_out.strip().splitlines()[-1])
-    seen = json.loads(client_out.strip().splitlines()[-1])
+    summary, (seen,) = run_server_and_clients("tests.game.shooting_peer", [[]])
     assert seen["events"] == ["established"]
     assert seen["fired"] == list(PLAN)
     assert summary["left"]

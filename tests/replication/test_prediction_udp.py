@@ -7,45 +7,14 @@ applies them in order at its tick and reports back; the client reconciles with e
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
+from tests.processes import run_server_and_clients
 from tests.replication.prediction_peer import INPUTS, quantized_path
-
-ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 40.0  # seconds for the whole exchange
-
-
-def _start(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.replication.prediction_peer", *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def test_prediction_reconciles_with_server_over_loopback() -> None:
-    server = _start("server")
-    assert server.stdout is not None
-    port = server.stdout.readline().strip()
-    client = _start("client", port)
-    try:
-        client_out, client_err = client.communicate(timeout=TIMEOUT)
-        server_out, server_err = server.communicate(timeout=TIMEOUT)
-    finally:
-        for proc in (server, client):
-            if proc.poll() is None:
-                proc.kill()
-    assert server.returncode == 0, server_err
-    assert client.returncode == 0, client_err
-    summary = json.loads(server_out.strip().splitlines()[-1])
-    seen = json.loads(client_out.strip().splitlines()[-1])
+    summary, (seen,) = run_server_and_clients("tests.replication.prediction_peer", [[]])
     assert seen.get("done"), seen  # every input acknowledged before the deadline
     assert summary["ended"] == "client_disconnected"
     # The server applied every input once, in order, none skipped (loopback loses nothing).
