@@ -274,12 +274,12 @@ async def serve(
                 )
             case ClientDisconnected(connection_id=cid, reason=reason):
                 connections.disconnected(reason.name.lower())
-                where = addresses.pop(cid, None)
+                came_from = addresses.pop(cid, None)
                 events.info(
                     "client_disconnected",
                     f"client {cid} disconnected ({reason.name.lower()})",
                     client=cid,
-                    address=None if where is None else format_hostport(where),
+                    address=None if came_from is None else format_hostport(came_from),
                     reason=reason.name.lower(),
                 )
             case ConnectionViolated(connection_id=cid, reason=violation):
