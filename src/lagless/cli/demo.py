@@ -17,6 +17,10 @@ Decisions:
     * The live table is a rich table rewritten once a second on a terminal, one plain line a
       second otherwise, nothing with ``--quiet``; the closing summary line is always printed.
     * SIGINT / SIGTERM end any mode with its summary (files written) and exit status 130 / 143.
+    * ``--server`` takes ``--metrics HOST:PORT`` and ``--log-format json`` (issue 16 part 3);
+      its metrics come from the once-a-second `ServerStatus` (players, bots, tick times,
+      per-client rate), the only view of the match loop the command has. Both options are an
+      error without ``--server``.
 """
 
 from __future__ import annotations

@@ -9,6 +9,13 @@ SIGINT or SIGTERM ends a command with its summary and exit status 130 or 143; a 
 prints one ``error:`` line and exits with status 2; ``discover`` exits with 1 when it found no
 server, ``bots`` when it cannot reach its server. Register with
 ``app.add_typer(game.app, name="game")``.
+
+Operations (issue 16 part 3, ``tests/ops/``): ``serve`` and ``rooms`` take ``--metrics
+HOST:PORT`` (Prometheus metrics read on the loop's thread at scrape time, `lagless.apps.ops`;
+the loop then wakes at least every 5 ms to answer a scrape), ``serve`` takes ``--log-format
+json``. On a signal (or at the end of ``--duration``) ``serve`` kicks every player with the
+reason "server shutting down" (`GameServer.shutdown`), pumps until they are gone, 1 s at most
+(a second signal cuts that short), disconnects whoever is left, then prints its summary.
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ Decisions (``tests/cli/``):
   server: the token names the proxy and ``serve --public-address`` lists it).
 * ``connect`` reads stdin only when the event loop reports it readable, so Ctrl-C (or SIGTERM)
   stops it at once even while the terminal has no input.
+* ``serve --metrics HOST:PORT`` serves Prometheus metrics (off by default; needs the ``ops``
+  extra); ``--log-format json`` makes every stdout line a JSON object (the live table is then
+  off, and received messages are not logged one by one). However ``serve`` ends, its clients
+  are told first: see `lagless.apps.serve` (``tests/ops/``).
 """
 
 from __future__ import annotations
