@@ -9,8 +9,10 @@ sans-I/O `lagless.sync.contract.SyncPeer`:
   to every peer at once; each peer steps it on that frame, so when every one-way latency is below
   ``delay`` all peers show it at the same moment.
 * ``delay`` is chosen between ``min_delay`` (the highest RTT / 2 to any peer, so that only loss
-  and jitter cause inconsistency) and ``max_delay`` (the genre's limit, default 100 ms): the
-  highest ``srtt / 2 + rttvar`` over the peers (RFC 6298 estimates), clamped to the bounds.
+  and jitter cause inconsistency) and ``max_delay`` (the genre's limit, default 100 ms):
+  ``need + headroom * (max_delay - need)``, where ``need`` is the highest ``srtt / 2 + rttvar``
+  over the peers (RFC 6298 estimates) and ``headroom`` (default 0.5) splits what is left between
+  interactivity (0: the tightest delay) and consistency (1: the genre limit).
   When ``min_delay > max_delay`` the bounds *conflict* (spec: the developer must give up some
   consistency or interactivity): ``conflict`` is True, a `DelayChoice` is recorded, and
   ``conflict_policy`` picks ``max_delay`` (default: keep interactivity, accept inconsistency) or
@@ -39,7 +41,8 @@ Decisions:
       4 a UMTS run kept a wrong frame for good, with 8 it converged. There are no
       acknowledgements: an input lost in every copy is never repaired.
     * The effective delay of an input is between ``delay`` and ``delay + 2 * frame_period``
-      (rounding up to whole frames, the tick's phase inside its frame).
+      (rounding up to whole frames, the tick's phase inside its frame); while a shrinking delay
+      drains, a change waits for the first free frame: up to the old delay + 3 frame periods.
     * Before its session clock is synchronised a peer shows frame 0 and schedules nothing.
     * Frames more than ``MAX_AHEAD`` ahead are garbage (counted), which bounds memory; decoders
       never raise.
@@ -154,6 +157,7 @@ class LocalLagConfig:
 
     Attributes:
         max_delay: The genre's limit on the local delay, seconds (spec: 80–100 ms).
+        headroom: Share of ``max_delay - need`` added to the needed delay, in [0, 1].
         conflict_policy: What to use when ``min_delay > max_delay``: ``"max_delay"`` or
             ``"min_delay"``.
         rollback: Repair late inputs by rollback and re-execution.
@@ -163,6 +167,7 @@ class LocalLagConfig:
     """
 
     max_delay: float = 0.1
+    headroom: float = 0.5
     conflict_policy: Literal["max_delay", "min_delay"] = "max_delay"
     rollback: bool = False
     max_rollback: int = 30
@@ -173,6 +178,8 @@ class LocalLagConfig:
         """Check the ranges; raise ``ConfigError`` naming the field."""
         if not 0 <= self.max_delay <= 10:
             raise ConfigError(f"max_delay must be in [0, 10] s, got {self.max_delay}")
+        if not 0 <= self.headroom <= 1:
+            raise ConfigError(f"headroom must be in [0, 1], got {self.headroom}")
         if self.conflict_policy not in ("max_delay", "min_delay"):
             raise ConfigError(
                 f"conflict_policy must be 'max_delay' or 'min_delay', got {self.conflict_policy!r}"
@@ -377,7 +384,8 @@ class LocalLagPeer(Generic[S]):
         if highest is None:
             delay, conflict = max_delay, False
         elif highest <= max_delay:
-            delay, conflict = min(max_delay, wanted), False
+            need = min(max_delay, wanted)
+            delay, conflict = need + self.config.headroom * (max_delay - need), False
         else:
             conflict = True
             delay = max_delay if self.config.conflict_policy == "max_delay" else wanted
