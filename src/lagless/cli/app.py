@@ -23,6 +23,7 @@ from lagless.cli import (
     lab,
     netsim,
     proxy,
+    sync,
     transport,
     vfc,
     web,
@@ -55,6 +56,7 @@ app.add_typer(lab.app, name="lab")
 app.add_typer(gossip.app, name="gossip")
 app.add_typer(vfc.app, name="vfc")
 app.add_typer(game.app, name="game")
+app.add_typer(sync.app, name="sync")
 app.command("proxy")(proxy.proxy)
 app.command("bench", context_settings=bench.bench_settings)(bench.bench)
 app.command("serve")(transport.serve_command)
