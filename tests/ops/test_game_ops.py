@@ -108,3 +108,21 @@ def test_demo_server_metrics_and_json_status(json_server: Callable[..., JsonServ
     assert code == 128 + signal.SIGTERM, err
     (summary,) = server.events("summary")
     assert (summary["bots"], summary["signal"]) == (2, 15)
+
+
+def test_room_service_metrics(json_server: Callable[..., JsonServer]) -> None:
+    server = json_server("game", "rooms", "-p", "0", "--metrics", "127.0.0.1:0")
+    stream = server.process.stdout
+    assert stream is not None
+    first, second = stream.readline(), stream.readline()
+    assert first.startswith("room service on 127.0.0.1:")
+    assert second.startswith("metrics on http://127.0.0.1:")
+    live = scrape(second.split("http://", 1)[1].split("/", 1)[0])
+    server.process.send_signal(signal.SIGTERM)
+    out, err = server.process.communicate(timeout=10)
+    assert (live["lagless_rooms", ()], live["lagless_room_members", ()]) == (0, 0)
+    assert live["lagless_connections", (("kind", "lagless"),)] == 0
+    assert live["lagless_received_packets_total", ()] == 0
+    assert ("lagless_connections_opened_total", ()) not in live  # it keeps those events to itself
+    assert server.process.returncode == 128 + signal.SIGTERM, err
+    assert "0 rooms open" in out
