@@ -21,6 +21,7 @@ import math
 import re
 import signal
 import sys
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -113,7 +114,7 @@ def run_until_signal(main: Callable[[asyncio.Event], Awaitable[R]]) -> tuple[R, 
     return result, caught[0] if caught else None
 
 
-_signalled: list[int] = []  # every signal `interruptible` turned into `Interrupted`, in order
+_signalled: deque[int] = deque(maxlen=1)  # the last signal `interruptible` turned into Interrupted
 
 
 @contextmanager
