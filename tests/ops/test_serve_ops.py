@@ -4,8 +4,11 @@ HTTP, connect and disconnect events as JSON lines, and a SIGTERM that tells clie
 from __future__ import annotations
 
 import asyncio
+import importlib
 import signal
 from collections.abc import Callable
+
+import pytest
 
 from lagless.apps import REFERENCE_PROTOCOL_ID
 from lagless.cli.app import app
@@ -138,7 +141,7 @@ def test_raw_server_disconnects_its_clients_on_sigterm(
     assert [r["reason"] for r in server.events("client_disconnected")] == ["server_disconnected"]
 
 
-def test_bad_ops_options_are_one_error_line(capsys: object) -> None:
+def test_bad_ops_options_are_one_error_line(capsys: pytest.CaptureFixture[str]) -> None:
     for args, message in (
         (["serve", "--log-format", "xml"], "error: --log-format must be one of text, json"),
         (["serve", "--metrics", "nowhere"], "error: --metrics"),
@@ -147,6 +150,16 @@ def test_bad_ops_options_are_one_error_line(capsys: object) -> None:
         (["demo", "--metrics", "127.0.0.1:0"], "error: --metrics and --log-format go with"),
     ):
         assert run_app(app, args) == 2, args
-        err = capsys.readouterr().err  # type: ignore[attr-defined]
+        err = capsys.readouterr().err
         assert err.startswith(message), (args, err)
         assert err.count("\n") == 1
+
+
+def test_metrics_without_prometheus_client_name_the_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = importlib.import_module("lagless.apps.serve")  # lagless.apps.serve is also a function
+    monkeypatch.setattr(module, "find_spec", lambda _name: None)
+    assert run_app(app, ["serve", "--metrics", "127.0.0.1:0"]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: --metrics needs prometheus-client: pip install 'lagless[ops]'\n"
