@@ -136,6 +136,22 @@ def test_the_prediction_window_stalls_instead_of_rolling_back_further() -> None:
     assert a.stats.stall_frames == 15
 
 
+def test_a_stall_adds_to_the_felt_delay() -> None:
+    game = Arena(2)
+    a, b = _players(game, input_delay=0, max_prediction=3)
+    for tick in range(10):  # frames 0-2 advance, then the window is full: ticks 3-9 stall
+        a.tick(tick * PERIOD, arena_input(up=True) if tick >= 5 else game.neutral_input)
+        a.outgoing()
+    assert (a.displayed_frame, a.stats.stall_frames) == (3, 7)
+    for tick in range(10):
+        b.tick(tick * PERIOD, game.neutral_input)
+    for out in b.outgoing():
+        a.receive(1, out.payload, 10 * PERIOD)
+    a.tick(10 * PERIOD, arena_input(up=True))
+    # pressed on tick 5, applied on tick 10 when the peer could advance again
+    assert a.stats.input_delays == [pytest.approx(5 * PERIOD)]
+
+
 def test_input_delay_is_felt_as_delay_frames() -> None:
     game = Arena(2)
     for delay in (0, 3):

@@ -42,6 +42,9 @@ Decisions:
       (kept in ``confirmed_checksums``, the last ``history`` of them) and travels in every
       datagram; a frame whose checksum differs from a remote's is appended to
       ``SyncStats.desyncs`` once.
+    * A stalled tick drops its local input (as GGPO does); the felt delay of an input change
+      (``SyncStats.input_delays``) runs from the first tick that was handed the new input, so
+      stalls show up in it.
     * Spectators never send inputs, only acknowledgements (5 bytes a tick), so the host can send
       confirmed inputs redundantly until acknowledged. The host keeps at most
       ``spectator_backlog`` frames per spectator; a spectator further behind is dropped
@@ -186,6 +189,7 @@ class RollbackPeer(Generic[S]):
         self._remote_sums: dict[int, dict[int, int]] = {q: {} for q in self._remotes}
         self._desynced: set[int] = set()
         self._last_local = neutral
+        self._held: tuple[bytes, float] = (neutral, 0.0)
         self._delays: deque[tuple[int, float]] = deque()
         self._out: list[Outgoing] = []
         self._stats = SyncStats()
@@ -241,6 +245,8 @@ class RollbackPeer(Generic[S]):
         """Roll back if an input was mispredicted, then step one frame or stall, then send."""
         if len(local_input) > MAX_INPUT_BYTES:
             raise ValueError(f"an input is at most {MAX_INPUT_BYTES} bytes")
+        if local_input != self._held[0]:
+            self._held = (local_input, now)
         self._rollback()
         if self._frame - self.confirmed_frame > self.max_prediction:
             self._stats.stall_frames += 1
@@ -250,7 +256,7 @@ class RollbackPeer(Generic[S]):
             self._known[self._peer] = target
             self._sent_at[target] = now
             if local_input != self._last_local:
-                self._delays.append((target, now))
+                self._delays.append((target, self._held[1]))
                 self._last_local = local_input
             self._step_frame(self.confirmed_frame)
             while self._delays and self._delays[0][0] < self._frame:
