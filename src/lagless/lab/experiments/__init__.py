@@ -17,6 +17,8 @@ from lagless.lab.experiments import replication_ids as replication_ids
 from lagless.lab.experiments import replication_lagcomp as replication_lagcomp
 from lagless.lab.experiments import replication_prediction as replication_prediction
 from lagless.lab.experiments import replication_x4 as replication_x4
+from lagless.lab.experiments import sync_bucket as sync_bucket
+from lagless.lab.experiments import sync_lockstep as sync_lockstep
 from lagless.lab.experiments import sync_rollback as sync_rollback
 from lagless.lab.experiments import vfc as vfc
 
