@@ -18,6 +18,7 @@ from lagless.lab.experiments import replication_lagcomp as replication_lagcomp
 from lagless.lab.experiments import replication_prediction as replication_prediction
 from lagless.lab.experiments import replication_x4 as replication_x4
 from lagless.lab.experiments import sync_bucket as sync_bucket
+from lagless.lab.experiments import sync_compare as sync_compare
 from lagless.lab.experiments import sync_lockstep as sync_lockstep
 from lagless.lab.experiments import sync_rollback as sync_rollback
 from lagless.lab.experiments import vfc as vfc
