@@ -349,3 +349,43 @@ def test_a_sparse_request_response_stream_carries_its_acks_on_its_messages() -> 
     for payload in c.payloads_to_send(0.0):
         d.receive_payload(payload, 0.001)
     assert d.payloads_to_send(0.001 + dense.ack_delay) != []  # the short delay, not 50 ms
+
+
+class _DropFirst(Route):
+    """A route that loses the server's first payload and nothing else."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.dropped_first = False
+
+    def _route(self, data: bytes, to_client: bool) -> None:
+        if to_client and not self.dropped_first:
+            self.dropped_first = True
+            return
+        super()._route(data, to_client)
+
+
+def test_one_early_loss_does_not_turn_a_20_hz_stream_bad() -> None:
+    # physics/car at L80: the server's first packet lost among a dozen made a 10 %+ loss and held
+    # its 20 Hz snapshots at 15 packets/s for seconds
+    route = _DropFirst(delay=(0.08, 0.12))
+    for _ in range(40):  # 2 s of 20 Hz messages
+        route.server.send(UNRELIABLE, b"snapshot")
+        route.run(0.05)
+    stats = route.server.statistics()
+    assert route.dropped_first
+    assert stats.packets_lost == 1
+    assert stats.congestion_mode is CongestionMode.GOOD
+
+
+def test_half_the_packets_lost_still_turns_the_link_bad_early() -> None:
+    route = Route(loss=0.5, seed=3)
+    for _ in range(30):  # 0.6 s of 50 Hz messages
+        route.client.send(UNRELIABLE, b"tick")
+        route.run(0.02)
+    assert route.client.statistics().congestion_mode is CongestionMode.BAD
+
+
+def test_loss_min_outcomes_is_checked() -> None:
+    with pytest.raises(ConfigError, match="loss_min_outcomes"):
+        CongestionConfig(loss_min_outcomes=0)

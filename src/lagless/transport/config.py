@@ -288,6 +288,13 @@ class CongestionConfig:
     loss_threshold: float = 0.1
     """Packet loss fraction above which the link is bad; spec 004 §2.3.4 names loss as a signal
     but gives no number, 10 % is lagless's choice."""
+    loss_min_outcomes: int = 32
+    """The loss fraction the mode switch compares with ``loss_threshold`` is taken over at least
+    this many packet fates (lost / max(known fates, this)): a single loss among the first few
+    packets of a connection (a payload reordered ahead of the keep-alive that confirms the
+    connection, which netcode drops) is not a 20 % loss, and must not hold a 20 Hz stream at
+    ``bad_send_rate`` for seconds. A link that loses half its packets is still caught after
+    about 7 fates. In [1, 65536]; 1 compares the raw fraction."""
     initial_penalty: float = 4.0
     """Time the link must stay good before leaving bad mode (seconds); Gaffer's 4 s."""
     min_penalty: float = 1.0
@@ -330,6 +337,10 @@ class CongestionConfig:
         _check(
             0.0 < self.loss_threshold < 1.0,
             f"loss_threshold must be in (0, 1), got {self.loss_threshold}",
+        )
+        _check(
+            1 <= self.loss_min_outcomes <= 65536,
+            f"loss_min_outcomes must be in [1, 65536], got {self.loss_min_outcomes}",
         )
         _check(
             0.0 < self.min_penalty <= self.initial_penalty <= self.max_penalty <= 3600.0,

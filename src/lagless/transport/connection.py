@@ -789,7 +789,9 @@ class Connection:
             congestion = self._congestion
             if paced:
                 congestion.on_acked(paced, rtt.rtt)
-            congestion.on_statistics(rtt.rtt, loss.loss, now, rtt.rtt_min)
+            congestion.on_statistics(
+                rtt.rtt, loss.loss_over(congestion.config.loss_min_outcomes), now, rtt.rtt_min
+            )
             good = congestion.mode is CongestionMode.GOOD
             if rtt.samples != self._rtt_samples or good is not self._resend_good:
                 self._rtt_samples = rtt.samples

@@ -234,6 +234,14 @@ class LossEstimator:
         """Number of outcomes currently in the window."""
         return len(self._outcomes)
 
+    def loss_over(self, min_count: int) -> float:
+        """Lost fraction over at least ``min_count`` outcomes: lost / max(count, min_count).
+
+        A few early outcomes do not make a large fraction: one loss in 5 packets is 1/32 with
+        ``min_count`` 32 (``CongestionConfig.loss_min_outcomes``).
+        """
+        return self._lost / max(len(self._outcomes), min_count, 1)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BandwidthConfig:
