@@ -283,15 +283,19 @@ def test_a_spectator_sees_the_players_confirmed_states() -> None:
     assert spectators[0].stats.bytes_sent == 5 * loop.ticks[2]
 
 
-@pytest.mark.parametrize(("peers", "profile", "loss"), [(2, "wifi", 0.1), (4, "dsl", 0.05)])
-def test_harness_sessions_converge(peers: int, profile: str, loss: float) -> None:
+@pytest.mark.parametrize(
+    ("peers", "profile", "loss", "topology"),
+    [(2, "wifi", 0.1, "mesh"), (4, "dsl", 0.05, "star"), (8, "wifi", 0.05, "mesh")],
+)
+def test_harness_sessions_converge(peers: int, profile: str, loss: float, topology: str) -> None:
     game = Arena(peers)
     config = HarnessConfig(
         algorithm="rollback",
         peers=peers,
+        topology=topology,  # type: ignore[arg-type]
         profile=profile,
         loss=loss,
-        duration=3.0,
+        duration=3.0 if peers < 8 else 1.5,
         drain=1.0,
         seed=peers,
         knobs={"input_delay": 1, "max_prediction": 6},
