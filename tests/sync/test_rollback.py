@@ -243,6 +243,42 @@ class _FixedRate:
         return getattr(self.inner, name)
 
 
+class _Crashing:
+    """Wraps a peer that stops ticking (and so sending) after ``crash_at`` seconds."""
+
+    def __init__(self, inner: RollbackPeer[ArenaState], crash_at: float) -> None:
+        self.inner = inner
+        self.crash_at = crash_at
+        self.frame_period = PERIOD
+
+    def tick(self, now: float, local_input: bytes) -> None:
+        if now < self.crash_at:
+            self.inner.tick(now, local_input)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_a_silent_player_is_reported_interrupted_then_disconnected() -> None:
+    game = Arena(3)
+    a, b, c = _players(game, input_delay=1, max_prediction=8)
+    loop = Loop([a, b, _Crashing(c, crash_at=1.0)], delay=0.02, inputs=_bots(4))
+    loop.run(1.5)
+    assert a.interrupted == []
+    assert b.disconnected == []
+    loop.run(2.5)
+    assert a.interrupted == [2]
+    assert b.interrupted == [2]
+    assert a.disconnected == []
+    stalls = a.stats.stall_frames
+    assert stalls > 60  # the window filled a few frames after the crash
+    loop.run(6.5)
+    assert a.disconnected == [2]
+    assert b.disconnected == [2]
+    assert a.stats.stall_frames > stalls
+    assert a.interrupted == [2]
+
+
 def test_a_desync_is_detected_by_exchanged_checksums() -> None:
     honest = Arena(2)
     cheat = _DriftArena(2)

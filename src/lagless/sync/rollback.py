@@ -53,6 +53,10 @@ Decisions:
     * Bounded memory: saved states and prediction records exist only for unconfirmed frames;
       inputs are kept until every receiver acknowledged them; inputs more than ``HORIZON``
       frames ahead of the receiver's frame are dropped and counted in ``rejected``.
+    * Silence is reported, not acted on: a player heard from no datagram for ``interrupt_after``
+      seconds is in ``interrupted``, for ``disconnect_after`` in ``disconnected`` (GGPO's
+      interrupted and disconnected events); dropping a player needs every peer to agree on the
+      frame from which its input is neutral, which this session leaves to the application.
     * ``rng`` is accepted for the registry's uniform signature; rollback makes no random choice.
 """
 
@@ -114,6 +118,8 @@ class RollbackPeer(Generic[S]):
         spectator_backlog: Frames the host keeps per spectator before dropping it.
         sync_window: Ticks over which the frame advantage is averaged.
         history: Confirmed checksums kept in ``confirmed_checksums``.
+        interrupt_after: Seconds of silence after which a remote counts as ``interrupted``.
+        disconnect_after: Seconds of silence after which a remote counts as ``disconnected``.
     """
 
     def __init__(
@@ -131,6 +137,8 @@ class RollbackPeer(Generic[S]):
         spectator_backlog: int = 600,
         sync_window: int = 32,
         history: int = 4096,
+        interrupt_after: float = 1.0,
+        disconnect_after: float = 5.0,
     ) -> None:
         players = game.players
         if not 0 <= peer < players:
@@ -145,6 +153,8 @@ class RollbackPeer(Generic[S]):
             raise ValueError("frame_period, checksum_interval, sync_window, history must be > 0")
         if not 0 <= spectator_host < players:
             raise ValueError(f"spectator_host must be a player, got {spectator_host}")
+        if not 0 < interrupt_after <= disconnect_after:
+            raise ValueError("need 0 < interrupt_after <= disconnect_after (seconds)")
         del rng
         self._game = game
         self._peer = peer
@@ -194,6 +204,10 @@ class RollbackPeer(Generic[S]):
         self._out: list[Outgoing] = []
         self._stats = SyncStats()
         self.rejected = 0
+        self._interrupt_after = interrupt_after
+        self._disconnect_after = disconnect_after
+        self._heard: dict[int, float] = {}
+        self._silent: dict[int, float] = {}
 
     # -- SyncPeer ------------------------------------------------------------------------------
 
@@ -237,6 +251,20 @@ class RollbackPeer(Generic[S]):
         """This peer's averaged lead over the remote it is most ahead of, frames."""
         return self._lead
 
+    @property
+    def interrupted(self) -> list[int]:
+        """Players silent for more than ``interrupt_after`` seconds at the last tick."""
+        return [q for q, quiet in self._silent.items() if quiet > self._interrupt_after]
+
+    @property
+    def disconnected(self) -> list[int]:
+        """Players silent for more than ``disconnect_after`` seconds at the last tick.
+
+        The session does not drop them: it stalls once the prediction window is full, and the
+        application decides (end the match, wait, show a message).
+        """
+        return [q for q, quiet in self._silent.items() if quiet > self._disconnect_after]
+
     def rtt(self, remote: int) -> float | None:
         """Smoothed round-trip time to player ``remote`` in seconds (None before a sample)."""
         return self._rtt.get(remote)
@@ -245,6 +273,8 @@ class RollbackPeer(Generic[S]):
         """Roll back if an input was mispredicted, then step one frame or stall, then send."""
         if len(local_input) > MAX_INPUT_BYTES:
             raise ValueError(f"an input is at most {MAX_INPUT_BYTES} bytes")
+        for remote in self._remotes:
+            self._silent[remote] = now - self._heard.setdefault(remote, now)
         if local_input != self._held[0]:
             self._held = (local_input, now)
         self._rollback()
@@ -271,6 +301,7 @@ class RollbackPeer(Generic[S]):
         self._stats.bytes_received += len(payload)
         packet = decode_rollback_packet(payload)
         if isinstance(packet, InputPacket) and source in self._acked:
+            self._heard[source] = now
             self._take_inputs(source, packet, now)
         elif isinstance(packet, SpectatorAck) and source in self._spectators:
             if packet.ack <= self.confirmed_frame:
