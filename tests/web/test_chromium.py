@@ -1,9 +1,11 @@
 """The browser client in real headless Chromium (Debian's ``/usr/bin/chromium``, DevTools protocol).
 
-One match (the demo's arena with 4 bots) on ``open_web_match``; Chromium opens its page. Checked:
-the page connects and receives snapshots, a held arrow key reaches the server as input events and
-the server's car moves, the page's own car follows the server's, the HUD shows RTT, kB/s and the
-display model, switching the model works, and a screenshot shows every car in the demo's colours.
+One match (the demo's arena with 4 bots) on ``open_web_match``; Chromium opens its page, over
+WebSocket (the server offers nothing else) and over WebTransport (offered with a pinned
+certificate). Checked: the page connects on the expected link and receives snapshots, a held
+arrow key reaches the server as input events and the server's car moves, the page's own car
+follows the server's, the HUD shows RTT, kB/s and the display model, switching the model works,
+and a screenshot shows every car in the demo's colours.
 """
 
 from __future__ import annotations
@@ -47,18 +49,24 @@ def _colour_pixels(png: bytes, rgb: tuple[int, int, int]) -> int:
     return int(np.all(pixels == np.array(rgb, dtype=pixels.dtype), axis=-1).sum())
 
 
-async def _scenario() -> None:
+async def _scenario(transport: str) -> None:
+    offer = ("127.0.0.1", 0) if transport == "webtransport" else None
+    local = ("127.0.0.1", 0)
     async with (
-        open_web_match(("127.0.0.1", 0), ("127.0.0.1", 0), bots=BOTS, seed=3) as (match, web, _ep),
+        open_web_match(local, local, bots=BOTS, seed=3, webtransport=offer) as servers,
         chromium() as browser,
     ):
-        page = await browser.open_page(f"http://127.0.0.1:{web.address[1]}/")
+        match = servers.match
+        page = await browser.open_page(f"http://127.0.0.1:{servers.web.address[1]}/")
         status = await _until(
             page,
             "window.lagless && window.lagless.status().snapshots >= 10 && window.lagless.status()",
             15.0,
         )
         assert status["state"] == "connected"
+        assert status["transport"] == transport
+        kinds = {type(link).__name__ for link in match.links.values()}
+        assert kinds == {"WebTransportLink" if transport == "webtransport" else "WebSocketLink"}
         server = match.bot.server
         (car_id,) = [k for c, k in server.cars.items() if c >= LINK_CONNECTION_BASE]
         assert status["carId"] == car_id == 0
@@ -105,8 +113,9 @@ async def _scenario() -> None:
 
 
 @pytest.mark.timeout(60)
-def test_browser_joins_drives_and_draws_the_match() -> None:
+@pytest.mark.parametrize("transport", ["websocket", "webtransport"])
+def test_browser_joins_drives_and_draws_the_match(transport: str) -> None:
     assert os.path.exists(CHROMIUM), "Debian's chromium is missing (.ci/run installs it)"
     started = time.monotonic()
-    asyncio.run(_scenario())
-    assert time.monotonic() - started < 30.0
+    asyncio.run(_scenario(transport))
+    assert time.monotonic() - started < 15.0

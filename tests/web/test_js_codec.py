@@ -2,7 +2,8 @@
 
 * ``codec.mjs`` decodes snapshots, welcomes and input events made by ``lagless.physics.codec``
   to the same values (exactly: the same quantisation steps), refuses truncated and trailing-bit
-  messages, and its input events are byte for byte Python's.
+  messages, and its input events and link frames are byte for byte Python's; its WebTransport
+  stream deframer cuts a stream cut anywhere into the frames ``StreamDeframer`` framed.
 * ``display.mjs``'s Hermite view draws the cars where ``lagless.smoothing.HermiteReceiver``
   draws them, for every display model of the demo (the ``HermiteConfig`` of each).
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from lagless.demo.arena import DISPLAY_MODELS, SNAPSHOT_FORMAT
+from lagless.io.webtransport import StreamDeframer
 from lagless.physics import CarState, Keys
 from lagless.physics.codec import (
     CarSnapshot,
@@ -52,7 +54,14 @@ const out = {
     message: toHex(codec.messageFrame(3, hex(job.payload))),
     pong: codec.decodeFrame(hex(job.pong)),
     garbage: job.garbage.map((g) => codec.decodeFrame(hex(g))),
+    prefixed: toHex(codec.lengthPrefixed(hex(job.payload))),
   },
+  deframed: (() => {
+    const deframer = new codec.StreamDeframer(4098);
+    const frames = job.chunks.flatMap((c) => deframer.feed(hex(c)).map(toHex));
+    const broken = new codec.StreamDeframer(4);
+    return { frames, broken: [broken.feed(hex("0500")).length, broken.broken] };
+  })(),
   views: {},
 };
 for (const [name, model] of Object.entries(job.models)) {
@@ -156,6 +165,8 @@ def test_js_agrees_with_python(tmp_path: Path) -> None:
     broken = [encoded[0][:-1] if len(encoded[0]) > 12 else b"\x01", encoded[-1] + b"\x00"]
     inputs = [(rng.randrange(1 << 16), rng.randrange(16), rng.uniform(-1e6, 1e6)) for _ in range(8)]
     steps, _ = _hermite_steps(rng)
+    stream = b"".join(StreamDeframer.frame(e) for e in encoded)
+    cuts = sorted(rng.sample(range(1, len(stream)), 25))
     rtt = 0.08
     config = page_config()
     job = {
@@ -168,6 +179,9 @@ def test_js_agrees_with_python(tmp_path: Path) -> None:
         "pong": encode_frame(Pong(12.5, 99.25)).hex(),
         "garbage": ["", "04", "0400", "09ffff", "02"],
         "models": config["display_models"],
+        "chunks": [
+            stream[a:b].hex() for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True)
+        ],
         "rtt": rtt,
         "steps": steps,
     }
@@ -211,6 +225,9 @@ def test_js_agrees_with_python(tmp_path: Path) -> None:
     assert bytes.fromhex(frames["message"]) == encode_frame(LinkMessage(3, b"\x01\x02\xff"))
     assert frames["pong"] == {"kind": "pong", "clientTime": 12.5, "serverTime": 99.25}
     assert frames["garbage"] == [None] * 5
+    assert bytes.fromhex(frames["prefixed"]) == StreamDeframer.frame(b"\x01\x02\xff")
+    assert [bytes.fromhex(f) for f in out["deframed"]["frames"]] == encoded
+    assert out["deframed"]["broken"] == [0, True]
 
     python_views = _python_views(steps, rtt)
     for name, expected in python_views.items():

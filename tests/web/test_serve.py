@@ -46,8 +46,8 @@ async def _until_no_cars(match: Any) -> None:
 
 
 async def _serve_and(check: Any) -> None:
-    async with open_web_match(("127.0.0.1", 0), ("127.0.0.1", 0), bots=2, seed=1) as running:
-        await check(*running)
+    async with open_web_match(("127.0.0.1", 0), ("127.0.0.1", 0), bots=2, seed=1) as servers:
+        await check(servers.match, servers.web, servers.endpoint)
 
 
 def test_static_files_and_config() -> None:

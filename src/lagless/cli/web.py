@@ -1,15 +1,17 @@
 """``lagless web``: the demo's arena for browsers (WebSocket) and UDP players, in one match.
 
 A thin command over ``lagless.web.serve``: ``lagless web --port 8080`` serves the page and its
-WebSocket links on TCP port 8080 and the demo's UDP server on ``--udp-port`` (so
-``lagless demo --connect HOST:UDP_PORT`` players join the same match); open
-``http://HOST:8080/`` in a browser to play.
+WebSocket links on TCP port 8080, WebTransport sessions on UDP port 8080 (``--wt-port``), and
+the demo's UDP server on ``--udp-port`` (so ``lagless demo --connect HOST:UDP_PORT`` players join
+the same match); open ``http://HOST:8080/`` in a browser to play.
 
 Decisions:
     * The table and the signals follow ``lagless demo --server`` (one row a second, rich on a
       terminal, nothing with ``--quiet``; SIGINT / SIGTERM end it with its summary line and exit
       status 130 / 143).
     * The printed URL names the bound host, or ``localhost`` when bound to a wildcard address.
+    * WebTransport is on unless ``--no-webtransport``; without ``aioquic`` installed it is off
+      with a one-line note (browsers use WebSocket then).
 """
 
 from __future__ import annotations
@@ -42,6 +44,12 @@ def web(
     host: str = typer.Option("0.0.0.0", "--host", help="address to serve on (page and UDP)"),
     port: int = typer.Option(8080, "--port", "-p", help="TCP port of the page and WebSocket"),
     udp_port: int = typer.Option(40600, "--udp-port", help="UDP port for lagless demo --connect"),
+    wt_port: int | None = typer.Option(
+        None, "--wt-port", help="UDP port of WebTransport sessions (default: --port's number)"
+    ),
+    no_webtransport: bool = typer.Option(
+        False, "--no-webtransport", help="serve WebSocket links only"
+    ),
     bots: int = typer.Option(16, "--bots", help="bots on the server (0..48)"),
     seed: int = typer.Option(1, "--seed", help="seed of the match (bots)"),
     duration: float | None = typer.Option(None, "--duration", help="seconds to run"),
@@ -50,20 +58,29 @@ def web(
     """Serve the demo's car arena to browsers (open the printed URL) and UDP players."""
     _require_extras()
     from lagless.demo.arena import MAX_BOTS
-    from lagless.web.serve import WebStatus, serve_web
+    from lagless.web.serve import WebStatus, serve_web, webtransport_available
 
     in_range(bots, "--bots", 0, MAX_BOTS)
     seconds(duration, "--duration")
     http = bind_address(host, port)
     udp = bind_address(host, udp_port)
+    webtransport = None
+    if not no_webtransport:
+        if webtransport_available():
+            webtransport = bind_address(host, port if wt_port is None else wt_port)
+        else:
+            echo("web: WebTransport off (pip install aioquic to offer it); WebSocket only")
     table = _Table(
         quiet, ("t_s", "players", "browsers", "bots", "tick_ms", "tick_p99_ms", "kBps_per_browser")
     )
 
     def on_start(status: WebStatus) -> None:
+        wt = status.webtransport_address
+        offer = "" if wt is None else f", WebTransport on UDP {wt[1]}"
         echo(
-            f"web: open http://{_hostport(*status.http_address)}/ in a browser; UDP players: "
-            f"lagless demo --connect {_hostport(*status.udp_address)} ({status.bots} bots)"
+            f"web: open http://{_hostport(*status.http_address)}/ in a browser{offer}; UDP "
+            f"players: lagless demo --connect {_hostport(*status.udp_address)} "
+            f"({status.bots} bots)"
         )
 
     def report(status: WebStatus) -> None:
@@ -90,6 +107,7 @@ def web(
                 stop=stop,
                 on_start=on_start,
                 report=report,
+                webtransport=webtransport,
             )
         )
     finally:
@@ -97,7 +115,7 @@ def web(
     echo(
         f"web: {final.elapsed:.1f} s, {final.players} players ({final.browsers} browsers), "
         f"{final.bots} bots, tick {final.tick.avg_ms:.2f} ms avg, {final.tick.p99_ms:.2f} ms p99, "
-        f"{final.kbps_per_browser:.2f} kB/s per browser (WebSocket payload), "
+        f"{final.kbps_per_browser:.2f} kB/s per browser (payload), "
         f"{final.frames_dropped} snapshot frames dropped"
     )
     exit_for(signum)

@@ -23,7 +23,8 @@ Decisions:
       disk per request, so no path can escape it. ``/`` serves ``/index.html``; the query string
       is ignored; responses say ``Cache-Control: no-store`` (a page always matches its server).
     * No exception from the handler stops the driver: it is logged on the ``lagless.io`` logger
-      and the link is closed (1011).
+      and the link is closed (1011). A connection closed before its first request line (a
+      browser's speculative preconnect) is logged at DEBUG, not as an error.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ __all__ = [
     "DROP_BACKLOG",
     "KEEPALIVE",
     "MAX_BACKLOG",
+    "Link",
     "LinkHandler",
     "StaticFile",
     "WebSocketLink",
@@ -64,6 +66,17 @@ CLOSE_UNSUPPORTED: Final = 1003  # WebSocket close code: unsupported data
 _log = logging.getLogger("lagless.io")
 
 
+class _QuietPreconnects(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """The library's logger, with a handshake that never started (a browser's speculative
+    preconnect, closed unused) logged at DEBUG instead of ERROR with a traceback."""
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: object) -> None:
+        if msg == "opening handshake failed":
+            level = logging.DEBUG
+            kwargs["exc_info"] = False
+        super().log(level, msg, *args, **kwargs)  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True, slots=True)
 class StaticFile:
     """One file the server answers a GET with."""
@@ -74,16 +87,41 @@ class StaticFile:
     """The file's bytes."""
 
 
+class Link(Protocol):
+    """One browser's link, whatever carries it (``WebSocketLink``, ``WebTransportLink``)."""
+
+    id: int
+    """The driver's id of the link (unique across drivers, never reused)."""
+    address: Address
+    """The browser's ``(host, port)``."""
+    bytes_in: int
+    """Payload bytes of the frames received."""
+    bytes_out: int
+    """Payload bytes of the frames sent."""
+    dropped: int
+    """Frames dropped by the driver."""
+
+    @property
+    def closing(self) -> bool:
+        """Return whether ``close`` was called."""
+
+    def send(self, data: bytes, *, droppable: bool) -> None:
+        """Queue one frame; a ``droppable`` one may be lost (an unreliable message)."""
+
+    def close(self, code: int, reason: str) -> None:
+        """Close the link with a WebSocket-style ``code`` and ``reason``."""
+
+
 class LinkHandler(Protocol):
-    """What the driver reports to (called on the event loop's thread, never concurrently)."""
+    """What a driver reports to (called on the event loop's thread, never concurrently)."""
 
-    def link_opened(self, link: WebSocketLink) -> None:
-        """A WebSocket handshake completed on ``ws_path``."""
+    def link_opened(self, link: Link) -> None:
+        """A link opened (a WebSocket handshake on ``ws_path``, a WebTransport session)."""
 
-    def link_frame(self, link: WebSocketLink, data: bytes) -> None:
+    def link_frame(self, link: Link, data: bytes) -> None:
         """A binary frame arrived."""
 
-    def link_closed(self, link: WebSocketLink) -> None:
+    def link_closed(self, link: Link) -> None:
         """The link closed, for whatever reason (called once, after ``link_opened``)."""
 
 
@@ -169,7 +207,7 @@ class WebSocketServer:
         static: Mapping[str, StaticFile],
         max_frame: int,
     ) -> None:
-        """Create a server that is not listening yet."""
+        """Create a server that is not listening yet (link ids count from 1)."""
         self._handler = handler
         self._ws_path = ws_path
         self._static = dict(static)
@@ -201,6 +239,7 @@ class WebSocketServer:
             max_size=self._max_frame,
             ping_interval=KEEPALIVE,
             ping_timeout=KEEPALIVE,
+            logger=_QuietPreconnects(logging.getLogger("websockets.server")),
         )
 
     async def close(self) -> None:

@@ -29,9 +29,11 @@ import contextlib
 import json
 import math
 import random
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from importlib import resources
+from importlib.util import find_spec
 from typing import Any, Final
 
 from lagless._types import Address
@@ -50,29 +52,34 @@ from lagless.demo.arena import (
 from lagless.errors import ConfigError
 from lagless.io import AsyncEndpoint, open_endpoint
 from lagless.io.websocket import (
+    Link,
     StaticFile,
-    WebSocketLink,
     WebSocketServer,
     open_websocket_server,
 )
 from lagless.transport import RELIABLE, UNRELIABLE
 from lagless.transport.netcode_state import ServerDisconnectReason
+from lagless.web.certificate import make_certificate
 from lagless.web.frames import LINK_VERSION, MAX_FRAME
 from lagless.web.hybrid import HybridServer
 
 __all__ = [
     "COLOURS",
     "WS_PATH",
+    "WT_PATH",
     "WebMatch",
+    "WebServers",
     "WebStatus",
     "open_web_match",
     "page_config",
     "serve_web",
     "static_files",
     "web_status",
+    "webtransport_available",
 ]
 
 WS_PATH: Final = "/ws"
+WT_PATH: Final = "/wt"
 COLOURS: Final = {
     "background": (28, 30, 36),
     "wall": (150, 150, 160),
@@ -91,10 +98,16 @@ _CLOSE_NORMAL: Final = 1000
 _CLOSE_POLICY: Final = 1008
 
 
-def page_config() -> dict[str, Any]:
-    """Return what the browser page must share with the server (served as ``/config.json``)."""
+def page_config(webtransport: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Return what the browser page must share with the server (served as ``/config.json``).
+
+    Args:
+        webtransport: ``{"port": UDP port, "path": ..., "cert_sha256": [32 bytes]}`` when the
+            server takes WebTransport sessions, else ``None``.
+    """
     fmt = SNAPSHOT_FORMAT
     return {
+        "webtransport": webtransport,
         "protocol_id": PROTOCOL_ID,
         "link_version": LINK_VERSION,
         "ws_path": WS_PATH,
@@ -126,7 +139,7 @@ def page_config() -> dict[str, Any]:
     }
 
 
-def static_files() -> dict[str, StaticFile]:
+def static_files(webtransport: dict[str, Any] | None = None) -> dict[str, StaticFile]:
     """Return the page's files (package data ``lagless/web/static``) and ``/config.json``."""
     root = resources.files("lagless.web") / "static"
     files: dict[str, StaticFile] = {}
@@ -134,7 +147,7 @@ def static_files() -> dict[str, StaticFile]:
         suffix = "." + entry.name.rsplit(".", 1)[-1]
         if entry.is_file() and suffix in _TYPES:
             files[f"/{entry.name}"] = StaticFile(_TYPES[suffix], entry.read_bytes())
-    body = json.dumps(page_config(), indent=1).encode()
+    body = json.dumps(page_config(webtransport), indent=1).encode()
     files["/config.json"] = StaticFile("application/json", body)
     return files
 
@@ -147,6 +160,8 @@ class WebStatus:
     """Where browsers open the page (``http://host:port/``)."""
     udp_address: Address
     """Where ``lagless demo --connect`` players connect."""
+    webtransport_address: Address | None
+    """Where browsers open WebTransport sessions (UDP), or ``None``."""
     elapsed: float
     """Seconds since the match started."""
     players: int
@@ -181,8 +196,8 @@ class WebMatch:
             raise ConfigError("WebMatch needs a BotServer on a HybridServer transport")
         self.bot = bot
         self.hub: HybridServer = transport
-        self.links: dict[int, WebSocketLink] = {}
-        """Open WebSocket links by id."""
+        self.links: dict[int, Link] = {}
+        """Open links (WebSocket and WebTransport) by id."""
         self._endpoint: AsyncEndpoint[WebMatch] | None = None
         self.frames_dropped_closed = 0  # drops of links that have closed
         self.bytes_out_closed = 0  # bytes written to links that have closed
@@ -208,16 +223,16 @@ class WebMatch:
         assert endpoint is not None, "attach the endpoint first"
         endpoint.call(lambda _obj: fn(endpoint.now()))
 
-    def link_opened(self, link: WebSocketLink) -> None:
+    def link_opened(self, link: Link) -> None:
         """Register the link with the hub."""
         self.links[link.id] = link
         self._pump(lambda now: self.hub.open_link(link.id, link.address, now))
 
-    def link_frame(self, link: WebSocketLink, data: bytes) -> None:
+    def link_frame(self, link: Link, data: bytes) -> None:
         """Hand one frame to the hub."""
         self._pump(lambda now: self.hub.receive_frame(link.id, data, now))
 
-    def link_closed(self, link: WebSocketLink) -> None:
+    def link_closed(self, link: Link) -> None:
         """Tell the hub the link is gone."""
         if self.links.pop(link.id, None) is not None:
             self.frames_dropped_closed += link.dropped
@@ -257,10 +272,34 @@ class WebMatch:
         return self.bot.next_event()
 
 
+@dataclass(frozen=True, slots=True)
+class WebServers:
+    """A running web match and the servers it is reached through."""
+
+    match: WebMatch
+    """The glue (its ``bot`` is the demo's server)."""
+    web: WebSocketServer
+    """The page and WebSocket links (``web.address``, TCP)."""
+    endpoint: AsyncEndpoint[WebMatch]
+    """The UDP endpoint for ``lagless demo --connect`` (``endpoint.address``)."""
+    webtransport: Address | None
+    """The WebTransport sessions' UDP address, or ``None`` when not served."""
+
+
+def webtransport_available() -> bool:
+    """Return whether ``aioquic`` (the ``web`` extra) is installed."""
+    return find_spec("aioquic") is not None
+
+
 @contextlib.asynccontextmanager
 async def open_web_match(
-    http: Address, udp: Address, *, bots: int, seed: int
-) -> AsyncIterator[tuple[WebMatch, WebSocketServer, AsyncEndpoint[WebMatch]]]:
+    http: Address,
+    udp: Address,
+    *,
+    bots: int,
+    seed: int,
+    webtransport: Address | None = None,
+) -> AsyncIterator[WebServers]:
     """Run the arena with ``bots`` bots for browsers on ``http`` and UDP players on ``udp``.
 
     Args:
@@ -268,27 +307,60 @@ async def open_web_match(
         udp: Numeric ``(host, port)`` of the UDP endpoint; port 0 picks one.
         bots: Bots on the server.
         seed: Seeds the server and the bots.
+        webtransport: Numeric UDP ``(host, port)`` for WebTransport sessions (port 0 picks
+            one), or ``None`` for WebSocket only.
 
     Yields:
-        The match, the WebSocket server (its ``address``) and the UDP endpoint (its ``address``).
+        The match and its servers.
 
     Raises:
-        ConfigError: An address that cannot be bound, or bad ``bots``.
+        ConfigError: An address that cannot be bound, bad ``bots``, or WebTransport asked for
+            without ``aioquic``.
     """
+    if webtransport is not None and not webtransport_available():
+        raise ConfigError("WebTransport needs aioquic: pip install 'lagless[web]'")
     loop = asyncio.get_running_loop()
     bot = make_server(
         udp, bots=bots, rng=random.Random(seed), start=loop.time(), transport_type=HybridServer
     )
     match = WebMatch(bot)
-    async with open_endpoint(match, udp) as endpoint:
+    async with open_endpoint(match, udp) as endpoint, contextlib.AsyncExitStack() as stack:
         match.attach(endpoint)
+        wt_address: Address | None = None
+        wt_page: dict[str, Any] | None = None
         try:
-            async with open_websocket_server(
-                http, match, ws_path=WS_PATH, static=static_files(), max_frame=MAX_FRAME
-            ) as web:
-                yield match, web, endpoint
+            if webtransport is not None:
+                from lagless.io.webtransport import open_webtransport_server
+
+                pinned = make_certificate(time.time(), hosts=[http[0], webtransport[0]])
+                wt = await stack.enter_async_context(
+                    open_webtransport_server(
+                        webtransport,
+                        match,
+                        certificate=pinned.certificate,
+                        private_key=pinned.private_key,
+                        path=WT_PATH,
+                        max_frame=MAX_FRAME,
+                    )
+                )
+                wt_address = wt.address
+                wt_page = {
+                    "port": wt_address[1],
+                    "path": WT_PATH,
+                    "cert_sha256": list(pinned.sha256),
+                }
+            web = await stack.enter_async_context(
+                open_websocket_server(
+                    http,
+                    match,
+                    ws_path=WS_PATH,
+                    static=static_files(wt_page),
+                    max_frame=MAX_FRAME,
+                )
+            )
         except OSError as exc:
             raise ConfigError(f"cannot serve on {http[0]}:{http[1]}: {exc.strerror}") from None
+        yield WebServers(match, web, endpoint, wt_address)
 
 
 class _Rates:
@@ -316,13 +388,13 @@ class _Rates:
         return sum(self._samples) / len(self._samples) if self._samples else 0.0
 
 
-def web_status(
-    match: WebMatch, http: Address, udp: Address, elapsed: float, kbps: float
-) -> WebStatus:
+def web_status(servers: WebServers, elapsed: float, kbps: float) -> WebStatus:
     """Read a ``WebStatus`` off a running match."""
+    match = servers.match
     return WebStatus(
-        http_address=http,
-        udp_address=udp,
+        http_address=servers.web.address,
+        udp_address=servers.endpoint.address,
+        webtransport_address=servers.webtransport,
         elapsed=elapsed,
         players=len(match.bot.server.cars),
         browsers=len(match.hub.link_connections),
@@ -343,6 +415,7 @@ async def serve_web(
     stop: asyncio.Event,
     on_start: Callable[[WebStatus], None],
     report: Callable[[WebStatus], None] | None = None,
+    webtransport: Address | None = None,
 ) -> WebStatus:
     """Serve the arena to browsers and UDP players until ``duration`` s pass or ``stop`` is set.
 
@@ -353,8 +426,9 @@ async def serve_web(
         seed: Seeds the server and the bots.
         duration: Seconds to run, or ``None`` until ``stop``.
         stop: Set it to stop.
-        on_start: Called once both servers listen.
+        on_start: Called once the servers listen.
         report: Called once a second with the status, or ``None``.
+        webtransport: UDP ``(host, port)`` for WebTransport sessions, or ``None``.
 
     Returns:
         The final status.
@@ -365,23 +439,24 @@ async def serve_web(
     if duration is not None and not (math.isfinite(duration) and duration > 0.0):
         raise ConfigError(f"--duration must be a number of seconds > 0, got {duration:g}")
     loop = asyncio.get_running_loop()
-    async with open_web_match(http, udp, bots=bots, seed=seed) as (match, web, endpoint):
+    async with open_web_match(
+        http, udp, bots=bots, seed=seed, webtransport=webtransport
+    ) as servers:
         started = loop.time()
         rates = _Rates()
-        on_start(web_status(match, web.address, endpoint.address, 0.0, 0.0))
+        on_start(web_status(servers, 0.0, 0.0))
         next_report = started + 1.0
         end = math.inf if duration is None else started + duration
         while not stop.is_set() and loop.time() < end:
             timeout = max(0.0, min(next_report, end) - loop.time())
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout)
-            while endpoint.receive_nowait() is not None:
+            while servers.endpoint.receive_nowait() is not None:
                 pass  # CarJoined / CarLeft: the players show in the status
             if loop.time() >= next_report:
                 next_report += 1.0
                 elapsed = loop.time() - started
-                rates.sample(match, elapsed)
+                rates.sample(servers.match, elapsed)
                 if report is not None:
-                    report(web_status(match, web.address, endpoint.address, elapsed, rates.last))
-        elapsed = loop.time() - started
-        return web_status(match, web.address, endpoint.address, elapsed, rates.mean)
+                    report(web_status(servers, elapsed, rates.last))
+        return web_status(servers, loop.time() - started, rates.mean)

@@ -6,6 +6,12 @@
 // stamped with the estimated server time), PING every PING_INTERVAL s. The server answers with
 // the Welcome (own car id), 20-Hz snapshots on the unreliable channel, and PONGs.
 //
+// Link: WebTransport when the server offers it (/config.json "webtransport") and the browser
+// has it, else WebSocket; ?transport=websocket forces WebSocket, and a WebTransport session
+// that cannot open falls back to it. Over WebTransport the reliable frames (HELLO, inputs) go
+// on one bidirectional stream, length-prefixed, and PINGs as datagrams; the server sends
+// snapshots and PONGs as datagrams.
+//
 // Clock: spec 004 §4.4.2's filter over the PING/PONG samples (the last 32; a sample corrects
 // the clock only when its RTT is within the 20th percentile of the window and its offset
 // differs by more than 5 ms; the first sample sets it), Cristian's offset from each round
@@ -13,17 +19,19 @@
 //
 // Decisions: the own car is shown through the display model like every other car (the demo's
 // client predicts it with the server's pymunk physics, which is not ported); HUD rates are the
-// WebSocket payload bytes per second (no WebSocket, TCP or IP headers); keys: arrows or WASD
-// drive, M cycles the display model.
+// frames' payload bytes per second (no WebSocket, QUIC, TCP/UDP or IP headers); keys: arrows or
+// WASD drive, M cycles the display model.
 
 import {
   decodeFrame,
   decodeMessage,
   encodeInput,
   helloFrame,
+  lengthPrefixed,
   messageFrame,
   pingFrame,
   snapshotFields,
+  StreamDeframer,
   KEYS,
 } from "./codec.mjs";
 import { HermiteView } from "./display.mjs";
@@ -37,6 +45,7 @@ const CLOCK_PERCENTILE = 0.2;
 const CLOCK_DEAD_BAND = 0.005; // s
 const PATH_INTERVAL = 0.1; // s between path points
 const PATH_POINTS = 300; // points kept per car
+const MAX_FRAME = 4098; // bytes (lagless.web.frames.MAX_FRAME)
 const KEY_CODES = {
   ArrowUp: KEYS.UP,
   KeyW: KEYS.UP,
@@ -134,35 +143,90 @@ export class ArenaClient {
     this.nextPath = 0;
     this.shown = 0;
     this.state = "connecting";
-    this.ws = null;
+    this.transport = "none";
+    this.link = null;
     this.pinger = null;
   }
 
   connect() {
+    const offer = this.config.webtransport;
+    const wanted = new URLSearchParams(location.search).get("transport");
+    if (offer && typeof WebTransport === "function" && wanted !== "websocket") {
+      this.connectWebTransport(offer).catch((error) => {
+        console.warn("WebTransport failed, using WebSocket:", error);
+        this.connectWebSocket();
+      });
+    } else {
+      this.connectWebSocket();
+    }
+  }
+
+  opened(name) {
+    this.transport = name;
+    this.send(helloFrame(this.config.protocol_id, this.config.link_version), true);
+    this.ping();
+    this.pinger = setInterval(() => this.ping(), PING_INTERVAL * 1000);
+  }
+
+  closed(why) {
+    clearInterval(this.pinger);
+    this.link = null;
+    this.state = `closed (${why})`;
+  }
+
+  connectWebSocket() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     const ws = new WebSocket(`${scheme}://${location.host}${this.config.ws_path}`);
     ws.binaryType = "arraybuffer";
     ws.onopen = () => {
-      this.send(helloFrame(this.config.protocol_id, this.config.link_version));
-      this.ping();
-      this.pinger = setInterval(() => this.ping(), PING_INTERVAL * 1000);
+      this.link = { send: (frame) => ws.send(frame) };
+      this.opened("websocket");
     };
     ws.onmessage = (event) => this.receive(new Uint8Array(event.data));
-    ws.onclose = (event) => {
-      clearInterval(this.pinger);
-      this.state = `closed (${event.code}${event.reason ? " " + event.reason : ""})`;
-    };
-    this.ws = ws;
+    ws.onclose = (event) => this.closed(`${event.code}${event.reason ? " " + event.reason : ""}`);
   }
 
-  send(frame) {
-    if (this.ws === null || this.ws.readyState !== WebSocket.OPEN) return;
-    this.ws.send(frame);
+  async connectWebTransport(offer) {
+    const session = new WebTransport(`https://${location.hostname}:${offer.port}${offer.path}`, {
+      serverCertificateHashes: [
+        { algorithm: "sha-256", value: new Uint8Array(offer.cert_sha256) },
+      ],
+    });
+    await session.ready;
+    const stream = await session.createBidirectionalStream();
+    const reliable = stream.writable.getWriter();
+    const datagrams = session.datagrams.writable.getWriter();
+    this.link = {
+      send: (frame, isReliable) =>
+        (isReliable ? reliable.write(lengthPrefixed(frame)) : datagrams.write(frame)).catch(
+          () => {},
+        ),
+    };
+    this.opened("webtransport");
+    session.closed.then(
+      () => this.closed("webtransport closed"),
+      (error) => this.closed(`webtransport: ${error}`),
+    );
+    const pump = async (reader, split) => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        for (const frame of split(value)) this.receive(frame);
+      }
+    };
+    const deframer = new StreamDeframer(MAX_FRAME);
+    pump(session.datagrams.readable.getReader(), (datagram) => [datagram]).catch(() => {});
+    pump(stream.readable.getReader(), (chunk) => deframer.feed(chunk)).catch(() => {});
+  }
+
+  send(frame, reliable) {
+    if (this.link === null) return;
+    this.link.send(frame, reliable);
     this.rates.count(0, frame.length);
   }
 
   ping() {
-    this.send(pingFrame(localNow()));
+    this.send(pingFrame(localNow()), false);
   }
 
   receive(bytes) {
@@ -218,7 +282,7 @@ export class ArenaClient {
     if (this.carId === null || !this.clock.synchronized || this.keys === this.sentKeys) return;
     this.seq = (this.seq + 1) & 0xffff;
     const event = encodeInput(this.seq, this.keys, this.clock.server(localNow()));
-    this.send(messageFrame(this.config.channels.reliable, event));
+    this.send(messageFrame(this.config.channels.reliable, event), true);
     this.sentKeys = this.keys;
     this.inputsSent += 1;
   }
@@ -245,8 +309,9 @@ export class ArenaClient {
     const rtt = this.clock.rtt === null ? 0 : this.clock.rtt * 1000;
     return [
       `RTT ${rtt.toFixed(0)} ms   in ${this.rates.kbpsIn.toFixed(2)} kB/s   ` +
-        `out ${this.rates.kbpsOut.toFixed(2)} kB/s   (WebSocket payload)`,
-      `model ${this.model}   own car as the model   cars ${this.shown}   ${this.state}`,
+        `out ${this.rates.kbpsOut.toFixed(2)} kB/s   (payload)`,
+      `model ${this.model}   own car as the model   cars ${this.shown}   ` +
+        `${this.state} via ${this.transport}`,
       "arrows/WASD drive   M model",
     ];
   }
@@ -334,6 +399,7 @@ export class ArenaClient {
   status() {
     return {
       state: this.state,
+      transport: this.transport,
       carId: this.carId,
       snapshots: this.snapshots,
       inputsSent: this.inputsSent,

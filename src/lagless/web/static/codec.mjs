@@ -227,3 +227,44 @@ export function decodeFrame(bytes) {
   }
   return null;
 }
+
+// WebTransport's reliable stream (lagless.io.webtransport.StreamDeframer): each frame is a u16
+// little-endian length and the frame.
+export function lengthPrefixed(frame) {
+  const out = new Uint8Array(frame.length + 2);
+  out[0] = frame.length & 0xff;
+  out[1] = frame.length >> 8;
+  out.set(frame, 2);
+  return out;
+}
+
+export class StreamDeframer {
+  constructor(maxFrame) {
+    this.maxFrame = maxFrame;
+    this.buffer = new Uint8Array(0);
+    this.broken = false;
+  }
+
+  // Take more bytes; return the frames they complete.
+  feed(chunk) {
+    if (this.broken) return [];
+    const joined = new Uint8Array(this.buffer.length + chunk.length);
+    joined.set(this.buffer);
+    joined.set(chunk, this.buffer.length);
+    let buffer = joined;
+    const frames = [];
+    while (buffer.length >= 2) {
+      const size = buffer[0] | (buffer[1] << 8);
+      if (size < 1 || size > this.maxFrame) {
+        this.broken = true;
+        this.buffer = new Uint8Array(0);
+        return frames;
+      }
+      if (buffer.length < 2 + size) break;
+      frames.push(buffer.slice(2, 2 + size));
+      buffer = buffer.subarray(2 + size);
+    }
+    this.buffer = buffer.slice();
+    return frames;
+  }
+}
