@@ -18,6 +18,7 @@ Decisions:
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import socket
@@ -161,6 +162,8 @@ class PubSub:
         """Messages published."""
         self.received = 0
         """Messages delivered to handlers."""
+        self.errors: list[BaseException] = []
+        """Errors the client reported after connecting (a lost connection, a slow consumer)."""
 
     @classmethod
     async def connect(cls, url: str, *, name: str, timeout: float = 5.0) -> PubSub:
@@ -173,17 +176,29 @@ class PubSub:
             import nats
         except ImportError:
             raise NatsError("nats-py not installed: pip install 'lagless[cluster]'") from None
+        errors: list[BaseException] = []
+
+        async def on_error(exc: BaseException) -> None:
+            errors.append(exc)
+
         try:
-            connection = await nats.connect(
-                url,
-                name=name,
-                allow_reconnect=False,
-                connect_timeout=timeout,
-                max_reconnect_attempts=0,
+            connection = await asyncio.wait_for(
+                nats.connect(
+                    url,
+                    name=name,
+                    allow_reconnect=False,
+                    connect_timeout=timeout,
+                    max_reconnect_attempts=1,
+                    error_cb=on_error,
+                ),
+                2.0 * timeout,
             )
         except (TimeoutError, OSError, nats.errors.Error) as exc:
-            raise NatsError(f"cannot connect to {url}: {exc or type(exc).__name__}") from None
-        return cls(connection)
+            reason = str(exc) or (str(errors[-1]) if errors else type(exc).__name__)
+            raise NatsError(f"cannot connect to {url}: {reason}") from None
+        pubsub = cls(connection)
+        pubsub.errors = errors
+        return pubsub
 
     async def subscribe(self, subject: str, handler: Handler) -> None:
         """Call ``handler(subject, payload)`` for every message on ``subject`` (wildcards ok)."""
