@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "benchmarks" / "sync.py"
 
@@ -38,6 +40,9 @@ def test_run_reports_the_rollback_beside_its_goal() -> None:
     assert result["rollback_8_frames_ms"] <= result["rollback_8_frames_ms_p95"]
     assert result["meets_goal"] == (result["rollback_8_frames_ms"] <= 2.0)
     assert result["ratio_vs_deepcopy"] > 0
+    assert result["ratio_vs_pickle"] > 0
+    assert 0 < result["game_step_ms"] < result["rollback_8_frames_ms"]
+    assert result["goal_headroom"] == pytest.approx(2.0 / result["rollback_8_frames_ms"], rel=0.01)
 
 
 def test_lagless_bench_sync_prints_json() -> None:
