@@ -92,6 +92,14 @@ def _number(params: Mapping[str, JSONValue], key: str) -> float:
     return float(value)
 
 
+def _num(row: Mapping[str, JSONScalar], key: str) -> float:
+    """A numeric cell of a ``runs`` row as float (booleans and text are not numbers here)."""
+    value = row[key]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"column {key} holds {value!r}, not a number")
+    return float(value)
+
+
 def _rtt_ms(profile: str) -> float:
     links = get_profile(profile)
     return round((links.up.latency + links.down.latency) * 1000.0, 2)
@@ -171,7 +179,7 @@ def rollback_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
 
 def _summarise(ctx: ExperimentContext, rows: Sequence[Mapping[str, JSONScalar]]) -> None:
     def column(name: str) -> list[float]:
-        return [float(r[name]) for r in rows]  # type: ignore[arg-type]
+        return [_num(r, name) for r in rows]
 
     over = [
         d - w for d, w in zip(column("rollback_depth_max"), column("max_prediction"), strict=True)
@@ -193,7 +201,7 @@ def _plot(
 ) -> None:
     """Re-simulated frames per second against input delay per profile, first loss, widest window."""
     loss = rows[0]["loss"]
-    window = max(int(r["max_prediction"]) for r in rows)  # type: ignore[call-overload]
+    window = max(_num(r, "max_prediction") for r in rows)
     series: dict[str, list[float | None]] = {}
     for profile in profiles:
         values: list[float | None] = []
@@ -204,7 +212,7 @@ def _plot(
                 if (r["profile"], r["loss"], r["input_delay_frames"], r["max_prediction"])
                 == (profile, loss, delay, window)
             ]
-            values.append(float(match[0]["resimulated_per_s"]) if match else None)  # type: ignore[arg-type]
+            values.append(_num(match[0], "resimulated_per_s") if match else None)
         series[profile] = values
     ctx.line_plot(
         "resimulated_vs_input_delay",
@@ -212,7 +220,7 @@ def _plot(
         series,
         xlabel="input delay (frames)",
         ylabel="re-simulated frames per second",
-        title=f"rollback: re-simulation against input delay (loss {loss}, window {window})",
+        title=f"rollback: re-simulation against input delay (loss {loss}, window {window:.0f})",
     )
 
 
