@@ -268,3 +268,24 @@ def test_garbage_is_counted_not_raised() -> None:
     assert peer.garbage == 6
     peer.tick(0.0, b"\x00")
     assert peer.displayed_frame == 1
+
+
+def test_the_slowest_machine_sets_the_frame_rate() -> None:
+    peers = 3
+    game = Arena(peers)
+    built: list[LockstepPeer[ArenaState]] = []
+
+    def factory(index: int, rng: random.Random) -> Any:
+        rate = 30 if index == 1 else 60  # peer 1 runs on a slow machine
+        config = LockstepConfig(max_frame_rate=rate)
+        peer = LockstepPeer(game, index, peers, rng=rng, config=config)
+        built.append(peer)
+        return peer
+
+    config = HarnessConfig(algorithm="lockstep", peers=peers, duration=2.0, drain=0.5)
+    result = run_session(config, game, _script(peers), factory)
+    assert result.converged
+    assert all(p.frame_period == pytest.approx(1 / 30) for p in built)
+    ticks = [len(r.times) for r in result.records]
+    assert max(ticks) < 2.5 * 30 + 30  # the fast machines slowed down to 30 Hz after turn 2
+    assert all(p.frames_per_turn == 2 for p in built)  # 50 ms turns at 30 Hz

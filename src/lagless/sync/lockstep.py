@@ -14,7 +14,8 @@ issue 15 item 2, as a sans-I/O `lagless.sync.contract.SyncPeer`:
 * Turn length = the smoothed RTT of the slowest connection (spec: "average RTT of the slowest
   connection, adapted continuously"), clamped to ``[min_turn, max_turn]``; each command carries
   its sender's proposal in frames, and turn ``T`` lasts the largest proposal among the commands
-  of ``T``, so every peer cuts turns at the same frames without a host. The frame rate is the
+  of ``T``, so every peer cuts turns at the same frames without a host. Turns 0 and 1 carry no
+  commands and last ``start_frames`` (a session constant, default 12). The frame rate is the
   smallest ``max_frame_rate`` among the commands of the turn (spec: "set by the slowest
   machine"); ``frame_period`` tells the driver.
 
@@ -174,7 +175,9 @@ class LockstepConfig:
 
     Attributes:
         max_frame_rate: This machine's highest frame rate, Hz (the session runs at the lowest).
-        initial_turn: Turn length before any RTT is measured, seconds.
+        initial_turn: Turn length proposed before any RTT is measured, seconds.
+        start_frames: Frames of turns 0 and 1, which have no commands to carry a proposal;
+            must be the same on every peer (like the game itself).
         min_turn: Shortest turn, seconds.
         max_turn: Longest turn, seconds.
         drop_timeout: Seconds a stall may last before the blocking peers are dropped.
@@ -184,6 +187,7 @@ class LockstepConfig:
 
     max_frame_rate: int = 60
     initial_turn: float = 0.2
+    start_frames: int = 12
     min_turn: float = 0.05
     max_turn: float = 1.0
     drop_timeout: float = 5.0
@@ -203,6 +207,8 @@ class LockstepConfig:
             raise ConfigError(
                 f"initial_turn must be in [min_turn, max_turn], got {self.initial_turn}"
             )
+        if not 1 <= self.start_frames <= 255:
+            raise ConfigError(f"start_frames must be in [1, 255], got {self.start_frames}")
         if not self.drop_timeout > 0 or not self.ping_interval > 0:
             raise ConfigError("drop_timeout and ping_interval must be > 0 s")
 
@@ -248,9 +254,7 @@ class LockstepPeer(Generic[S]):
         self._frame = 0
         self._turn = 0
         self._frame_in_turn = 0
-        self._frames_per_turn = self._fpt_for(
-            self.config.initial_turn, 1.0 / self.config.max_frame_rate
-        )
+        self._frames_per_turn = self.config.start_frames
         self._frame_period = 1.0 / self.config.max_frame_rate
         self._turn_inputs: list[bytes] = [game.neutral_input] * peers
         self._own: dict[int, Command] = {}

@@ -9,7 +9,8 @@ inconsistency (frames on which peers showed different states), the input delay t
 felt (ms), the turn length at the end (ms and frames), bandwidth, desyncs and convergence.
 
 Turn length policies: ``adaptive`` (the spec's rule: the smoothed RTT of the slowest connection,
-clamped to 50 ms .. 1 s) or ``fixed-<ms>`` (every turn that long, whatever the network).
+clamped to 50 ms .. 1 s) or ``fixed-<ms>`` (every turn from turn 2 on that long, whatever the
+network; turns 0 and 1 carry no commands and last ``start_frames``).
 
 Reference (the spec's claim, not a thesis measurement): lockstep never shows peers different
 states (``inconsistent_frames_max`` = 0). Column ``input_delay_turns_p50`` is the median input
