@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import signal
+import subprocess
+import sys
+import time
 import urllib.error
 import urllib.request
 from typing import Any
@@ -145,3 +150,41 @@ def test_the_command_serves_then_summarises(capsys: pytest.CaptureFixture[str]) 
     assert out[-1].startswith("web: 1.2 s, 0 players (0 browsers), 2 bots, tick ")
     assert run_app(app, [*args[:-1], "99"]) == 2
     assert "--bots must be in [0, 48], got 99" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_the_command_with_its_summary(signum: signal.Signals) -> None:
+    args = ["web", "--host", "127.0.0.1", "--port", "0", "--udp-port", "0", "--bots", "2", "-q"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lagless", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        port = re.search(r"http://127\.0\.0\.1:(\d+)/", first)
+        assert port is not None, first
+
+        async def visit() -> None:  # a browser-like link is open when the signal comes
+            async with connect(f"ws://127.0.0.1:{port.group(1)}/ws") as ws:
+                await ws.send(HELLO)
+                await asyncio.wait_for(ws.recv(), 5.0)
+                process.send_signal(signum)
+                with pytest.raises(ConnectionClosed):
+                    await _drain(ws)
+
+        signalled = time.monotonic()
+        asyncio.run(visit())
+        out, err = process.communicate(timeout=10)
+        assert time.monotonic() - signalled < 2.5
+        assert process.returncode == 128 + signum, err
+        assert out.startswith("web: ")
+        assert re.search(r"^web: [\d.]+ s, [01] players \([01] browsers\), 2 bots, ", out, re.M)
+        assert "Traceback" not in err
+        assert "Task exception was never retrieved" not in err
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()

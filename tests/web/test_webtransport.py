@@ -1,4 +1,4 @@
-"""WebTransport's pieces: the stream deframer (fuzzed), the certificate, the offer in the page."""
+"""WebTransport: the stream deframer (fuzzed), the certificate, the offer, a session end to end."""
 
 from __future__ import annotations
 
@@ -6,15 +6,26 @@ import asyncio
 import datetime
 import hashlib
 import json
+import ssl
 import urllib.request
+from typing import Any
 
+from aioquic.asyncio.client import connect as quic_connect
+from aioquic.asyncio.protocol import QuicConnectionProtocol
+from aioquic.h3.connection import H3_ALPN, FrameType, H3Connection
+from aioquic.h3.events import DatagramReceived, HeadersReceived, WebTransportStreamDataReceived
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.events import ConnectionTerminated, QuicEvent
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from hypothesis import given
 from hypothesis import strategies as st
 
+from lagless.demo.arena import PROTOCOL_ID, SNAPSHOT_FORMAT
 from lagless.io.webtransport import StreamDeframer
+from lagless.physics.codec import Snapshot, Welcome, decode_message
+from lagless.web import LINK_VERSION, Hello, LinkMessage, decode_frame, encode_frame
 from lagless.web.certificate import VALIDITY, make_certificate
 from lagless.web.serve import WT_PATH, open_web_match
 
@@ -82,5 +93,95 @@ def test_the_page_is_offered_webtransport() -> None:
             assert offer["path"] == WT_PATH
             assert len(offer["cert_sha256"]) == 32
             assert all(0 <= b <= 255 for b in offer["cert_sha256"])
+
+    asyncio.run(main())
+
+
+class _Browser(QuicConnectionProtocol):
+    """A WebTransport client made of aioquic's pieces, the way a browser talks to the driver."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.h3 = H3Connection(self._quic, enable_webtransport=True)
+        self.events: asyncio.Queue[object] = asyncio.Queue()
+
+    def quic_event_received(self, event: QuicEvent) -> None:
+        if isinstance(event, ConnectionTerminated):
+            self.events.put_nowait(event)
+        for h3_event in self.h3.handle_event(event):
+            self.events.put_nowait(h3_event)
+
+    def open_session(self, port: int, path: str) -> int:
+        session = self._quic.get_next_available_stream_id()
+        headers = [
+            (b":method", b"CONNECT"),
+            (b":scheme", b"https"),
+            (b":authority", f"127.0.0.1:{port}".encode()),
+            (b":path", path.encode()),
+            (b":protocol", b"webtransport"),
+            (b"sec-webtransport-http3-draft02", b"1"),
+        ]
+        self.h3.send_headers(session, headers)
+        self.transmit()
+        return session
+
+    async def next(self, kind: type[Any]) -> Any:
+        while True:
+            event = await asyncio.wait_for(self.events.get(), 5.0)
+            if isinstance(event, kind):
+                return event
+
+
+def test_a_session_plays_over_stream_and_datagrams_and_bad_framing_ends_it() -> None:
+    async def main() -> None:
+        local = ("127.0.0.1", 0)
+        async with open_web_match(local, local, bots=1, seed=1, webtransport=local) as servers:
+            assert servers.webtransport is not None
+            port = servers.webtransport[1]
+            configuration = QuicConfiguration(
+                is_client=True,
+                alpn_protocols=H3_ALPN,
+                max_datagram_frame_size=65536,
+                verify_mode=ssl.CERT_NONE,
+            )
+            async with quic_connect(
+                "127.0.0.1", port, configuration=configuration, create_protocol=_Browser
+            ) as client:
+                assert isinstance(client, _Browser)
+                wrong = client.open_session(port, "/elsewhere")
+                reply = await client.next(HeadersReceived)
+                assert (reply.stream_id, dict(reply.headers)[b":status"]) == (wrong, b"404")
+                session = client.open_session(port, WT_PATH)
+                reply = await client.next(HeadersReceived)
+                assert dict(reply.headers)[b":status"] == b"200"
+                stream = client.h3.create_webtransport_stream(session)
+                # aioquic's client does not mark its own bidirectional WebTransport stream for
+                # receiving (a browser does); mark it so the server's replies come out as
+                # WebTransportStreamDataReceived rather than as a bad request stream
+                with client.h3._get_or_create_stream(stream) as mine:
+                    mine.frame_type, mine.session_id = FrameType.WEBTRANSPORT_STREAM, session
+                hello = encode_frame(Hello(PROTOCOL_ID, LINK_VERSION))
+                client._quic.send_stream_data(stream, StreamDeframer.frame(hello))
+                client.transmit()
+                welcome = await client.next(WebTransportStreamDataReceived)
+                (frame,) = StreamDeframer(4098).feed(welcome.data)
+                decoded = decode_frame(frame)
+                assert isinstance(decoded, LinkMessage)
+                assert isinstance(decode_message(decoded.payload, SNAPSHOT_FORMAT), Welcome)
+                snapshot = await client.next(DatagramReceived)
+                decoded = decode_frame(snapshot.data)
+                assert isinstance(decoded, LinkMessage)
+                assert isinstance(decode_message(decoded.payload, SNAPSHOT_FORMAT), Snapshot)
+                assert len(servers.match.bot.server.cars) == 1
+
+                client._quic.send_stream_data(stream, b"\xff\xff" + bytes(10))  # 65535 > 4098
+                client.transmit()
+                await client.next(ConnectionTerminated)
+            for _ in range(100):
+                if not servers.match.bot.server.cars:
+                    break
+                await asyncio.sleep(0.02)
+            assert servers.match.bot.server.cars == {}
+            assert servers.match.links == {}
 
     asyncio.run(main())
