@@ -1,12 +1,13 @@
-"""lagless.web: browsers join the demo's arena over WebSocket (issue 16, "browser clients").
+"""lagless.web: browsers join the demo's arena over WebSocket or WebTransport (issue 16).
 
-A WebSocket link replaces the netcode packet layer, not the messages: ``HybridServer``
+A browser's link replaces the netcode packet layer, not the messages: ``HybridServer``
 (``lagless.web.hybrid``) is a transport ``Server`` whose links appear to the game server as one
 more client each, carrying the same physics messages in binary frames (``lagless.web.frames``).
-``lagless.web.serve`` runs the demo's ``BotServer`` on it, with the UDP endpoint beside and the
-page (plain JavaScript in ``lagless/web/static``, no build step) on the WebSocket port:
-``lagless web --port 8080``. ``websockets`` (the ``web`` extra) is imported only by the serving
-module.
+``lagless.web.serve`` runs the demo's ``BotServer`` on it, with the UDP endpoint beside, the page
+(plain JavaScript in ``lagless/web/static``, no build step) and its WebSocket links on one TCP
+port and WebTransport sessions (``aioquic``, with a pinned certificate from
+``lagless.web.certificate``) on a UDP port: ``lagless web --port 8080``. ``websockets`` and
+``aioquic`` (the ``web`` extra) are imported only by the serving modules.
 """
 
 from __future__ import annotations

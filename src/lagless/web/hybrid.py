@@ -10,8 +10,9 @@ frames (``lagless.web.frames``). The game server, the replication messages and t
 unchanged; only the packet layer under them differs.
 
 The object is sans-I/O like every protocol object: a driver (``lagless.web.serve`` over
-``lagless.io.websocket``) reports ``open_link`` / ``receive_frame`` / ``close_link`` with the
-time, and takes ``frames_to_send`` and ``links_to_close`` after each pump.
+``lagless.io.websocket`` and ``lagless.io.webtransport``) reports ``open_link`` /
+``receive_frame`` / ``close_link`` with the time, and takes ``frames_to_send`` and
+``links_to_close`` after each pump.
 
 Decisions:
     * Connection ids of links start at ``LINK_CONNECTION_BASE`` (2**48) and count up, never
@@ -22,9 +23,10 @@ Decisions:
       or a message on a channel the server does not have closes it (``PROTOCOL_VIOLATION``); the
       bytes are counted in ``bad_frames``, never raised. Links beyond ``max_links`` are refused.
     * Channels keep their meaning in what the driver may drop: a message on an unreliable
-      channel is marked ``droppable`` (the driver drops it rather than queue it behind a slow
-      TCP connection, as UDP would lose it); reliable ones are never dropped, and a link whose
-      reliable backlog overflows is closed by the driver.
+      channel (and a PONG) is marked ``droppable``: the WebTransport driver sends it as a QUIC
+      datagram, the WebSocket driver drops it rather than queue it behind a slow TCP connection,
+      as UDP would lose it. Reliable ones are never dropped; a WebSocket link whose reliable
+      backlog overflows is closed by the driver.
     * ``connection_statistics`` is ``None`` for a link: the browser measures its own RTT from
       PING / PONG and its own rates; the server counts the link's bytes in the driver.
     * Deadlines of pending HELLOs sit in a FIFO (every link gets the same timeout), so each event
