@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import given, settings
@@ -21,6 +21,7 @@ def _run(
     peers: int,
     *,
     profile: str = "lan",
+    topology: Literal["mesh", "star"] = "mesh",
     loss: float = 0.0,
     duration: float = 3.0,
     config: BucketConfig | None = None,
@@ -39,6 +40,7 @@ def _run(
         algorithm="bucket",
         peers=peers,
         profile=profile,
+        topology=topology,
         loss=loss,
         duration=duration,
         drain=1.0,
@@ -141,3 +143,11 @@ def test_garbage_is_counted_not_raised() -> None:
     assert peer.garbage == 7
     peer.tick(0.0, b"\x01")
     assert peer.displayed_frame == 1
+
+
+def test_star_through_a_relay() -> None:
+    result, built = _run(4, profile="dsl", topology="star", duration=2.0)
+    common, differ = _processed_agreement(built)
+    assert common > 40
+    assert differ == 0  # 30 ms one way through the relay: every ADU inside the 100 ms delay
+    assert result.metrics()["stall_frames"] == 0

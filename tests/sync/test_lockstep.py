@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import given, settings
@@ -34,6 +34,7 @@ def _run(
     peers: int,
     *,
     profile: str = "lan",
+    topology: Literal["mesh", "star"] = "mesh",
     loss: float = 0.0,
     duration: float = 3.0,
     config: LockstepConfig | None = None,
@@ -53,6 +54,7 @@ def _run(
         algorithm="lockstep",
         peers=peers,
         profile=profile,
+        topology=topology,
         loss=loss,
         duration=duration,
         drain=1.0,
@@ -289,3 +291,12 @@ def test_the_slowest_machine_sets_the_frame_rate() -> None:
     ticks = [len(r.times) for r in result.records]
     assert max(ticks) < 2.5 * 30 + 30  # the fast machines slowed down to 30 Hz after turn 2
     assert all(p.frames_per_turn == 2 for p in built)  # 50 ms turns at 30 Hz
+
+
+def test_star_through_a_relay() -> None:
+    result, built = _run(4, profile="dsl", topology="star", loss=0.05, duration=2.0)
+    assert result.converged
+    assert result.metrics()["inconsistent_frames"] == 0
+    slowest = built[0].clock.max_rtt()
+    assert slowest is not None
+    assert slowest > 0.05  # two DSL links each way: ~60 ms
