@@ -1,8 +1,8 @@
 """The browser client in real headless Chromium (Debian's ``/usr/bin/chromium``, DevTools protocol).
 
-One match (the demo's arena with 4 bots) on ``open_web_match``; Chromium opens its page, over
-WebSocket (the server offers nothing else) and over WebTransport (offered with a pinned
-certificate). Checked: the page connects on the expected link and receives snapshots, a held
+One match (the demo's arena with 4 bots) on ``open_web_match``; Chromium opens its page at
+``http://localhost:PORT/``, over WebSocket (the server offers nothing else) and over
+WebTransport (offered with a pinned certificate; the page names 127.0.0.1 for "localhost"). Checked: the page connects on the expected link and receives snapshots, a held
 arrow key reaches the server as input events and the server's car moves, the page's own car
 follows the server's, the HUD shows RTT, kB/s and the display model, switching the model works,
 and a screenshot shows every car in the demo's colours.
@@ -57,7 +57,7 @@ async def _scenario(transport: str) -> None:
         chromium() as browser,
     ):
         match = servers.match
-        page = await browser.open_page(f"http://127.0.0.1:{servers.web.address[1]}/")
+        page = await browser.open_page(f"http://localhost:{servers.web.address[1]}/")
         status = await _until(
             page,
             "window.lagless && window.lagless.status().snapshots >= 10 && window.lagless.status()",

@@ -187,7 +187,10 @@ export class ArenaClient {
   }
 
   async connectWebTransport(offer) {
-    const session = new WebTransport(`https://${location.hostname}:${offer.port}${offer.path}`, {
+    // "localhost" may resolve to ::1 first, and the server's QUIC socket is IPv4 when it is
+    // bound to 0.0.0.0 or 127.0.0.1: name the IPv4 loopback itself
+    const host = location.hostname === "localhost" ? "127.0.0.1" : location.hostname;
+    const session = new WebTransport(`https://${host}:${offer.port}${offer.path}`, {
       serverCertificateHashes: [
         { algorithm: "sha-256", value: new Uint8Array(offer.cert_sha256) },
       ],
