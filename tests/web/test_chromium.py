@@ -2,10 +2,11 @@
 
 One match (the demo's arena with 4 bots) on ``open_web_match``; Chromium opens its page at
 ``http://localhost:PORT/``, over WebSocket (the server offers nothing else) and over
-WebTransport (offered with a pinned certificate; the page names 127.0.0.1 for "localhost"). Checked: the page connects on the expected link and receives snapshots, a held
-arrow key reaches the server as input events and the server's car moves, the page's own car
-follows the server's, the HUD shows RTT, kB/s and the display model, switching the model works,
-and a screenshot shows every car in the demo's colours.
+WebTransport (offered with a pinned certificate; the page names 127.0.0.1 for "localhost").
+Checked: the page connects on the expected link and receives snapshots, a held arrow key
+reaches the server as input events and the server's car moves, the page's own car follows the
+server's, the HUD shows RTT, kB/s and the display model, switching the model works, and a
+screenshot shows every car in the demo's colours.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from websockets.exceptions import ConnectionClosed
 from lagless.cli.app import app
 from lagless.cli.common import run_app
 from lagless.demo.arena import PROTOCOL_ID, SNAPSHOT_FORMAT
+from lagless.demo.net import UdpPlayer
 from lagless.io.websocket import DROP_BACKLOG, MAX_BACKLOG, WebSocketLink
 from lagless.physics.codec import Snapshot, Welcome, decode_message
 from lagless.web import LINK_VERSION, Hello, LinkMessage, Ping, Pong, decode_frame, encode_frame
@@ -188,3 +189,33 @@ def test_a_signal_stops_the_command_with_its_summary(signum: signal.Signals) -> 
         if process.poll() is None:
             process.kill()
             process.communicate()
+
+
+def test_a_udp_player_and_a_browser_link_share_one_match() -> None:
+    async def check(match: Any, web: Any, endpoint: Any) -> None:
+        player = UdpPlayer(endpoint.address, seed=2, model="dr+0.15rtt", autopilot=False)
+        try:
+            async with connect(f"ws://127.0.0.1:{web.address[1]}/ws") as ws:
+                await ws.send(HELLO)
+                cars: set[int] = set()
+                for _ in range(200):
+                    player.advance()
+                    try:
+                        frame = decode_frame(await asyncio.wait_for(ws.recv(), 0.02))
+                    except TimeoutError:
+                        continue
+                    assert isinstance(frame, LinkMessage)
+                    message = decode_message(frame.payload, SNAPSHOT_FORMAT)
+                    if isinstance(message, Snapshot):
+                        cars = {car.car_id for car in message.cars}
+                        if len(cars) == 4:
+                            break
+                assert player.client.car_id is not None
+                assert cars == {0, 1, 62, 63}  # two players (UDP, browser) and two bots
+                assert player.client.car_id in cars
+                assert len(match.hub.link_connections) == 1
+                assert len(match.bot.server.transport.clients) == 2
+        finally:
+            player.close()
+
+    asyncio.run(_serve_and(check))
