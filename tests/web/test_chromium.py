@@ -16,6 +16,7 @@ import io
 import math
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from tests.web.cdp import CHROMIUM, Page, chromium
 
 BOTS = 4
 SPAWN_X = 20.0  # m: car 0 starts at (20, 10) heading +x (lagless.demo.arena.spawn)
+SHOT_DIR = os.environ.get("LAGLESS_WEB_SHOTS")  # keep the screenshots there when set
 PIXELS_PER_CAR = 30  # a car is 12 x 6.4 px (77 px²); its exact-colour interior is more
 
 
@@ -93,13 +95,17 @@ async def _scenario(transport: str) -> None:
 
         status = await page.evaluate("window.lagless.status()")
         assert status["inputsSent"] >= 2
+        assert 0.0 <= status["loss"] < 0.2  # loopback: at most a datagram or two
         assert status["kbpsIn"] > 0.5  # 20 snapshots a second of 5 cars
         hud = await page.evaluate("document.getElementById('hud').textContent")
         assert "RTT" in hud
+        assert "loss" in hud
         assert "kB/s" in hud
         assert "model dr+0.15rtt" in hud
 
         png = await page.screenshot()
+        if SHOT_DIR:
+            (Path(SHOT_DIR) / f"web-{transport}.png").write_bytes(png)
         assert _colour_pixels(png, COLOURS["player"]) >= PIXELS_PER_CAR
         assert _colour_pixels(png, COLOURS["car"]) >= BOTS * PIXELS_PER_CAR
 

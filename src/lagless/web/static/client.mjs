@@ -12,6 +12,9 @@
 // on one bidirectional stream, length-prefixed, and PINGs as datagrams; the server sends
 // snapshots and PONGs as datagrams.
 //
+// HUD: RTT, snapshot loss (snapshots missing from the server's 20-Hz grid over the last 2 s),
+// kB/s in and out, the display model, the cars shown, the link.
+//
 // Clock: spec 004 §4.4.2's filter over the PING/PONG samples (the last 32; a sample corrects
 // the clock only when its RTT is within the 20th percentile of the window and its offset
 // differs by more than 5 ms; the first sample sets it), Cristian's offset from each round
@@ -46,6 +49,7 @@ const CLOCK_DEAD_BAND = 0.005; // s
 const PATH_INTERVAL = 0.1; // s between path points
 const PATH_POINTS = 300; // points kept per car
 const MAX_FRAME = 4098; // bytes (lagless.web.frames.MAX_FRAME)
+const LOSS_WINDOW = 2.0; // s of snapshot times the loss estimate looks at
 const KEY_CODES = {
   ArrowUp: KEYS.UP,
   KeyW: KEYS.UP,
@@ -139,6 +143,7 @@ export class ArenaClient {
     this.snapshots = 0;
     this.inputsSent = 0;
     this.newest = -Infinity;
+    this.recent = []; // server times of the snapshots of the last LOSS_WINDOW s
     this.paths = new Map();
     this.nextPath = 0;
     this.shown = 0;
@@ -274,6 +279,16 @@ export class ArenaClient {
       }
     }
     this.snapshots += 1;
+    this.recent.push(snapshot.t);
+    while (this.recent.length && this.recent[0] < this.newest - LOSS_WINDOW) this.recent.shift();
+  }
+
+  // Fraction of the server's snapshots of the last LOSS_WINDOW s that never arrived (their
+  // times are on the snapshot_rate grid): 0 over WebSocket, datagrams lost over WebTransport.
+  loss() {
+    if (this.recent.length < 2) return 0;
+    const expected = Math.round((this.newest - this.recent[0]) * this.config.snapshot_rate) + 1;
+    return Math.max(0, 1 - this.recent.length / expected);
   }
 
   setKeys(keys) {
@@ -311,7 +326,8 @@ export class ArenaClient {
   hudLines() {
     const rtt = this.clock.rtt === null ? 0 : this.clock.rtt * 1000;
     return [
-      `RTT ${rtt.toFixed(0)} ms   in ${this.rates.kbpsIn.toFixed(2)} kB/s   ` +
+      `RTT ${rtt.toFixed(0)} ms   loss ${(100 * this.loss()).toFixed(1)} %   ` +
+        `in ${this.rates.kbpsIn.toFixed(2)} kB/s   ` +
         `out ${this.rates.kbpsOut.toFixed(2)} kB/s   (payload)`,
       `model ${this.model}   own car as the model   cars ${this.shown}   ` +
         `${this.state} via ${this.transport}`,
@@ -339,6 +355,7 @@ export class ArenaClient {
   }
 
   draw() {
+    this.rates.count(0, 0);
     const now = localNow();
     const cars = this.cars(now);
     this.shown = cars.size;
@@ -409,6 +426,7 @@ export class ArenaClient {
       carsShown: this.shown,
       model: this.model,
       rttMs: this.clock.rtt === null ? null : this.clock.rtt * 1000,
+      loss: this.loss(),
       kbpsIn: this.rates.kbpsIn,
       kbpsOut: this.rates.kbpsOut,
       bytesIn: this.rates.bytesIn,
