@@ -82,7 +82,7 @@ async def _scenario(transport: str) -> None:
         await asyncio.sleep(1.2)
         await page.key("keyUp", "ArrowUp")
         moved = server.world.state(car_id)
-        assert moved.x - start.x > 5.0, moved  # the server drove the car forward
+        assert moved.x - start.x > 3.0, moved  # the server drove the car forward (8 m typical)
         assert server.inputs_applied >= 2  # UP pressed, then released
         assert match.hub.link_messages_received >= 2
         await asyncio.sleep(0.6)  # the car rolls to a stop; the view catches up
@@ -125,4 +125,4 @@ def test_browser_joins_drives_and_draws_the_match(transport: str) -> None:
     assert os.path.exists(CHROMIUM), "Debian's chromium is missing (.ci/run installs it)"
     started = time.monotonic()
     asyncio.run(_scenario(transport))
-    assert time.monotonic() - started < 15.0
+    assert time.monotonic() - started < 20.0  # about 4 s on a quiet machine
