@@ -1,13 +1,13 @@
-"""A transport ``Server`` that also serves WebSocket links: browsers join beside UDP clients.
+"""A transport ``Server`` that also serves browser links: browsers join beside UDP clients.
 
 The seam (issue 16, "browser clients"): a game server such as ``PhysicsServer`` talks to its
 clients only through a ``lagless.transport.Server`` (``ClientConnected`` / ``MessageReceived`` /
 ``ClientDisconnected`` events in, ``send`` / ``broadcast`` / ``disconnect`` out). ``HybridServer``
-is such a ``Server``: its netcode UDP clients work as before, and every WebSocket link that says
-HELLO becomes one more connection with its own connection id, whose messages arrive as
-``MessageReceived`` on the channel the browser named and whose outgoing messages become MESSAGE
-frames (``lagless.web.frames``). The game server, the replication messages and the snapshots are
-unchanged; only the packet layer under them differs.
+is such a ``Server``: its netcode UDP clients work as before, and every browser link (WebSocket
+or WebTransport) that says HELLO becomes one more connection with its own connection id, whose
+messages arrive as ``MessageReceived`` on the channel the browser named and whose outgoing
+messages become MESSAGE frames (``lagless.web.frames``). The game server, the replication
+messages and the snapshots are unchanged; only the packet layer under them differs.
 
 The object is sans-I/O like every protocol object: a driver (``lagless.web.serve`` over
 ``lagless.io.websocket`` and ``lagless.io.webtransport``) reports ``open_link`` /
@@ -69,7 +69,7 @@ from lagless.web.frames import (
 __all__ = ["LINK_CONNECTION_BASE", "HybridServer", "LinkClose", "OutgoingFrame"]
 
 LINK_CONNECTION_BASE: Final = 1 << 48
-"""The first connection id of a WebSocket link."""
+"""The first connection id of a browser link."""
 _NO_SLOT: Final = -1
 _USER_DATA: Final = bytes(256)
 
@@ -106,7 +106,7 @@ class _Link:
 
 
 class HybridServer(Server):
-    """A netcode ``Server`` whose clients may also be WebSocket links (sans-I/O).
+    """A netcode ``Server`` whose clients may also be browser links (sans-I/O).
 
     Args:
         config: The netcode layer's settings; links must name its ``protocol_id`` in HELLO.
@@ -160,7 +160,7 @@ class HybridServer(Server):
     # -- the driver's side ----------------------------------------------------------------------
 
     def open_link(self, link_id: int, address: Address, now: float) -> None:
-        """A WebSocket link ``link_id`` (the driver's id, unique) opened from ``address``."""
+        """A browser link ``link_id`` (the driver's id, unique) opened from ``address``."""
         self._tick(now)
         if len(self._links) >= self.max_links:
             self.links_refused += 1
