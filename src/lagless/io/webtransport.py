@@ -18,6 +18,8 @@ Decisions:
     * A stream whose length prefix exceeds ``max_frame`` or whose frame is empty closes the link
       (the deframer never buffers more than ``max_frame + 2`` bytes); datagrams over
       ``max_frame`` are dropped and counted.
+    * The stream's send buffer is aioquic's and is not bounded here (QUIC flow control paces
+      it): in the demo only the welcome, and snapshots of more than about 60 cars, travel on it.
     * Idle timeout 10 s (DESIGN.md "Timeouts"): the browser keeps the connection alive by
       itself; a silent one is closed by QUIC.
     * No exception from the handler stops the driver: it is logged on the ``lagless.io`` logger
