@@ -355,8 +355,7 @@ class LockstepPeer(Generic[S]):
                 self._send(now)
                 return
             self._stall_since = None
-            self._begin_turn(local_input)
-            if self.aborted:
+            if not self._begin_turn(local_input):
                 self._send(now)
                 return
         self._state = self._game.step(self._state, self._turn_inputs, self._frame)
@@ -434,7 +433,8 @@ class LockstepPeer(Generic[S]):
         length = min(self.config.max_turn, max(self.config.min_turn, length))
         return self._fpt_for(length, self._frame_period)
 
-    def _begin_turn(self, local_input: bytes) -> None:
+    def _begin_turn(self, local_input: bytes) -> bool:
+        """Set up turn ``self._turn`` and send the command for two turns on; False if aborted."""
         turn = self._turn
         commands = [
             self._own.get(turn) if p == self._peer else self._received[p].get(turn)
@@ -472,6 +472,7 @@ class LockstepPeer(Generic[S]):
         )
         for old in [t for t in self._own if t < min(oldest_ack, turn)]:
             del self._own[old]
+        return not self.aborted
 
     def _compare(self, turn: int, other: int, theirs: int) -> None:
         ours, first_frame = self._checksums[turn]

@@ -47,6 +47,13 @@ _FIXED: Final = re.compile(r"^fixed-(\d+)$")
 CLOCK_OFFSETS: Final = (0.0, -30.0, 12.5, 0.04, 600.0, -2.0, 5.5, 0.9)  # seconds, per peer
 
 
+def _num(value: JSONScalar) -> float:
+    """A number of a ``runs`` row as float (the rows hold only numbers where this is used)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"sync/bucket: expected a number, got {value!r}")
+    return float(value)
+
+
 def _list(params: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
     values = params.get(key)
     if not isinstance(values, list) or not values:
@@ -178,18 +185,18 @@ def bucket_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue]) -
         for combo in ctx.track(combos, description="sync/bucket runs")
     ]
     ctx.add_table("runs", rows)
-    ctx.add_metric("stall_frames_max", max(float(r["stall_frames"]) for r in rows))
-    ctx.add_metric("bucket_period_ms", float(rows[0]["period_ms"]))
-    ctx.add_metric("general_delay_ms", float(rows[0]["remote_delay_ms"]))
-    ctx.add_metric("late_pct_max", max(float(r["late_pct"]) for r in rows))
-    ctx.add_metric("diverged_buckets_pct_max", max(float(r["diverged_buckets_pct"]) for r in rows))
+    ctx.add_metric("stall_frames_max", max(_num(r["stall_frames"]) for r in rows))
+    ctx.add_metric("bucket_period_ms", _num(rows[0]["period_ms"]))
+    ctx.add_metric("general_delay_ms", _num(rows[0]["remote_delay_ms"]))
+    ctx.add_metric("late_pct_max", max(_num(r["late_pct"]) for r in rows))
+    ctx.add_metric("diverged_buckets_pct_max", max(_num(r["diverged_buckets_pct"]) for r in rows))
     labels = [f"{r['profile']}/{r['loss']}/{r['period_ms']}/{r['delay']}" for r in rows]
     ctx.bar_plot(
         "late_and_diverged",
         labels,
         {
-            "late ADUs (%)": [float(r["late_pct"]) for r in rows],
-            "diverged buckets (%)": [float(r["diverged_buckets_pct"]) for r in rows],
+            "late ADUs (%)": [_num(r["late_pct"]) for r in rows],
+            "diverged buckets (%)": [_num(r["diverged_buckets_pct"]) for r in rows],
         },
         xlabel="profile / loss / period ms / delay",
         ylabel="%",

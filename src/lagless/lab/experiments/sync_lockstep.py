@@ -39,6 +39,13 @@ _FIXED: Final = re.compile(r"^fixed-(\d+)$")
 CLOCK_OFFSETS: Final = (0.0, 4.5, -20.0, 0.25, 7.0, -1.0, 3.0, 11.0)  # seconds, per peer
 
 
+def _num(value: JSONScalar) -> float:
+    """A number of a ``runs`` row as float (the rows hold only numbers where this is used)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"sync/lockstep: expected a number, got {value!r}")
+    return float(value)
+
+
 def _list(params: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
     values = params.get(key)
     if not isinstance(values, list) or not values:
@@ -165,14 +172,14 @@ def lockstep_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
         for profile, loss, policy in ctx.track(combos, description="sync/lockstep runs")
     ]
     ctx.add_table("runs", rows)
-    ctx.add_metric("inconsistent_frames_max", max(float(r["inconsistent_frames"]) for r in rows))
-    ctx.add_metric("stall_pct_max", max(float(r["stall_pct"]) for r in rows))
+    ctx.add_metric("inconsistent_frames_max", max(_num(r["inconsistent_frames"]) for r in rows))
+    ctx.add_metric("stall_pct_max", max(_num(r["stall_pct"]) for r in rows))
     ctx.add_metric("converged_pct", 100.0 * sum(bool(r["converged"]) for r in rows) / len(rows))
     labels = [f"{r['profile']}/{r['loss']}/{r['policy']}" for r in rows]
     ctx.bar_plot(
         "stalls",
         labels,
-        {"stall %": [float(r["stall_pct"]) for r in rows]},
+        {"stall %": [_num(r["stall_pct"]) for r in rows]},
         xlabel="profile / loss / turn policy",
         ylabel="ticks stalled (%)",
         title="Lockstep stalls",
@@ -180,7 +187,7 @@ def lockstep_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
     ctx.bar_plot(
         "input_delay",
         labels,
-        {"p50 (ms)": [float(r["input_delay_ms_p50"]) for r in rows]},
+        {"p50 (ms)": [_num(r["input_delay_ms_p50"]) for r in rows]},
         xlabel="profile / loss / turn policy",
         ylabel="input delay (ms)",
         title="Lockstep input delay",
