@@ -78,6 +78,7 @@ messages = st.one_of(
             cars_adopted=st.integers(0, 256),
             cars_reclaimed=st.integers(0, 256),
             duplicates_dropped=st.integers(0, 256),
+            late_handoffs=st.integers(0, 10**6),
             ticks_skipped=st.integers(0, 10**6),
             final=st.booleans(),
         ),
@@ -134,3 +135,4 @@ def test_non_finite_floats_and_unknown_keys_are_rejected() -> None:
     assert decode(struct.pack("<BHIB", 4, 1, 1, 0x20)) is None
     assert decode(b"") is None
     assert decode(b"\x06{not json") is None
+    assert decode(b'\x06{"serv\xffer": 1}') is None  # msgspec raises UnicodeDecodeError here

@@ -178,3 +178,36 @@ def test_node_config_is_validated() -> None:
     grid = CellGrid.for_servers(2, 120.0, 120.0)
     with pytest.raises(ConfigError, match="players"):
         CellNode(0, 2, grid, spawn_states(grid, 300, 1), 0.0)
+
+
+def test_a_late_handoff_is_made_up_for_at_the_missed_instant() -> None:
+    node = _lone_node()
+    node.handle_timer(10.2)
+    node.messages_to_send()
+    sent_at = node.tick - 7  # the sender ran 7 ticks late: the next instant after it is past
+    missed = (sent_at // 3 + 1) * 3
+    assert missed <= node.tick
+    record = CarRecord(1, 4, 2, CarState(x=110.0, y=60.0, vx=-12.0))
+    node.receive(encode(Handoff(1, 0, sent_at, record)), 10.2)
+    assert node.late_handoffs == 1
+    snaps = [decode(p) for s, p in node.messages_to_send() if s.endswith(".snap.0")]
+    assert len(snaps) == 1
+    late = snaps[0]
+    assert isinstance(late, Snapshot)
+    assert late.tick == missed
+    (car,) = late.cars
+    assert car.player == 1
+    assert car.state.x == pytest.approx(110.0 - 12.0 * (missed - sent_at) / 60.0, abs=1e-3)
+
+
+def test_a_one_car_catch_up_snapshot_is_not_a_peers_last_full_snapshot() -> None:
+    grid = CellGrid.for_servers(2, 120.0, 120.0)
+    spawns = spawn_states(grid, 10, 1)
+    peer = CellNode(1, 2, grid, spawns, 10.0)
+    full = Snapshot(0, 600, ((0, 0),), tuple(CarRecord(p, 0, 0, spawns[p]) for p in range(3)))
+    partial = Snapshot(0, 597, ((0, 0),), (CarRecord(5, 1, 0, spawns[5]),))
+    peer.receive(encode(full), 10.0)
+    peer.receive(encode(partial), 10.0)
+    peer.handle_timer(11.0)
+    assert 0 in peer.dead
+    assert {0, 1, 2} <= set(peer.owned)

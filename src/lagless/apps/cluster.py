@@ -139,6 +139,7 @@ class ServerTicks:
     tick_ms_max: float
     cpu_ms_avg: float
     handoffs_accepted: int
+    late_handoffs: int
     takeovers: int
     killed: bool
 
@@ -156,6 +157,9 @@ class ClusterReport:
     """Hand-offs accepted by the servers."""
     handoffs_seen: int
     """Owner changes the players saw (not counting take-overs)."""
+    late_handoffs: int
+    """Hand-offs that reached their receiver after the snapshot they belonged in had gone out
+    (made up for by a snapshot of the car at the missed instant)."""
     handoff_gap_ms_max: float
     handoff_gap_ms_mean: float
     handoff_gap_wall_ms_max: float
@@ -234,6 +238,7 @@ class _Stopwatch:
             cars_adopted=node.cars_adopted,
             cars_reclaimed=node.cars_reclaimed,
             duplicates_dropped=node.duplicates_dropped,
+            late_handoffs=node.late_handoffs,
             ticks_skipped=node.ticks_skipped,
             final=final,
         )
@@ -430,6 +435,7 @@ async def _play(config: ClusterConfig, cluster: _Cluster, subjects: Subjects) ->
             tick_ms_max=round(s.tick_ms_max, 3),
             cpu_ms_avg=round(s.cpu_ms_avg, 3),
             handoffs_accepted=s.handoffs_accepted,
+            late_handoffs=s.late_handoffs,
             takeovers=s.takeovers,
             killed=k in killed,
         )
@@ -443,6 +449,7 @@ async def _play(config: ClusterConfig, cluster: _Cluster, subjects: Subjects) ->
         duration_s=config.duration,
         handoffs=sum(s.handoffs_accepted for s in stats.values()),
         handoffs_seen=result.handoffs_seen,
+        late_handoffs=sum(s.late_handoffs for s in stats.values()),
         handoff_gap_ms_max=round(result.handoff_gap_ms_max, 1),
         handoff_gap_ms_mean=round(result.handoff_gap_ms_mean, 1),
         handoff_gap_wall_ms_max=round(result.handoff_gap_wall_ms_max, 1),

@@ -39,7 +39,8 @@ def summary_lines(report: ClusterReport) -> list[str]:
         f"{w:g} m x {h:g} m, {report.duration_s:g} s",
         f"  tick time: mean {report.tick_ms_avg:.2f} ms, worst server p99 "
         f"{report.tick_ms_p99:.2f} ms (wall time, a shared machine)",
-        f"  hand-offs: {report.handoffs} (players saw {report.handoffs_seen}); gap max "
+        f"  hand-offs: {report.handoffs} (players saw {report.handoffs_seen}, "
+        f"{report.late_handoffs} arrived late); gap max "
         f"{report.handoff_gap_ms_max:.0f} ms of server time (goal <= {HANDOFF_GAP_GOAL_MS:.0f}: "
         f"{_verdict(report.handoff_gap_ms_max <= HANDOFF_GAP_GOAL_MS)}), received "
         f"{report.handoff_gap_wall_ms_max:.0f} ms apart at most (ordinary updates p99 "

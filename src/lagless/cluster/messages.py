@@ -140,6 +140,7 @@ class ServerStats(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     cars_adopted: int
     cars_reclaimed: int
     duplicates_dropped: int
+    late_handoffs: int
     ticks_skipped: int
     final: bool
 
@@ -252,6 +253,6 @@ def decode(data: bytes) -> ClusterMessage | None:
     if kind == STATS:
         try:
             return Stats(_STATS_DECODER.decode(data[1:]))
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
             return None
     return None

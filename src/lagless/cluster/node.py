@@ -20,9 +20,13 @@ Decisions:
       cell's owner with its full state at this tick and ``generation + 1``; it stays here as a
       ghost. The receiver applies it at the same tick of its own grid (held if it is behind,
       extrapolated along the velocity if it is ahead), with the newer of the carried input and
-      the newest input it heard itself. The sender keeps the hand-off *pending* until it sees the
-      car in the receiver's snapshot: it resends it every ``resend`` seconds, and takes the car
-      back (generation + 2) if the receiver dies first.
+      the newest input it heard itself. A hand-off that arrives after the receiver already
+      published the snapshot instant following it (the sender ran late) is made up for at once:
+      the receiver publishes that car's state at the missed instant (the hand-off's state carried
+      along its velocity, as the receiver places it), a one-car snapshot with that older tick,
+      which peers do not take as the server's last full snapshot. The sender keeps the hand-off
+      *pending* until it sees the car in the receiver's snapshot: it resends it every
+      ``resend`` seconds, and takes the car back (generation + 2) if the receiver dies first.
     * **Failure detection**: a server whose snapshot (the heartbeat) has not arrived for
       ``dead_after`` seconds is dead. Servers never heard from are not judged.
     * **Take-over**: the successor of a dead server is the live server owning the fewest cells
@@ -236,6 +240,9 @@ class CellNode:
         self.duplicates_dropped = 0
         self.ticks_skipped = 0
         self.ticks_run = 0
+        self.late_handoffs = 0
+        """Hand-offs that arrived after this server had published the snapshot they belonged in
+        (a busy machine); each was made up for by a snapshot of that car at the missed tick."""
         for player, state in enumerate(spawns):
             cell = int(grid.cell_of(state.x, state.y))
             if self._owners[cell][1] == server:
@@ -350,7 +357,9 @@ class CellNode:
         source = snap.server
         self._last_seen[source] = now
         self._dead.discard(source)
-        self._last_snapshot[source] = snap
+        previous = self._last_snapshot.get(source)
+        if previous is None or snap.tick > previous.tick:
+            self._last_snapshot[source] = snap
         for cell, epoch in snap.claims:
             if cell in self._owners:
                 known_epoch, known_owner = self._owners[cell]
@@ -411,6 +420,14 @@ class CellNode:
         state = advance(record.state, (self.tick - handoff.tick) * self._dt)
         self._own(player, state, record, record.generation)
         self.handoffs_accepted += 1
+        every = self.config.snapshot_every
+        missed = (handoff.tick // every + 1) * every
+        if missed <= self.tick:
+            owned = self._owned[player]
+            late = advance(record.state, (missed - handoff.tick) * self._dt)
+            car = CarRecord(player, owned.generation, owned.input_seq, late)
+            self._publish_snapshot([car], tick=missed)
+            self.late_handoffs += 1
         self._events.append(HandoffAccepted(player, handoff.source, handoff.tick))
 
     def _own(self, player: int, state: CarState, record: CarRecord, generation: int) -> None:
@@ -446,11 +463,11 @@ class CellNode:
             for player, owned in sorted(self._owned.items())
         ]
 
-    def _publish_snapshot(self, records: list[CarRecord]) -> None:
+    def _publish_snapshot(self, records: list[CarRecord], *, tick: int | None = None) -> None:
         claims = tuple(
             (c, epoch) for c, (epoch, owner) in self._owners.items() if owner == self.server
         )
-        snap = Snapshot(self.server, self.tick, claims, tuple(records))
+        snap = Snapshot(self.server, self.tick if tick is None else tick, claims, tuple(records))
         self._out.append((self.subjects.snapshot(self.server), encode(snap)))
 
     def _publish_borders(self, records: list[CarRecord]) -> None:
