@@ -78,3 +78,31 @@ def test_peers_in_separate_processes_agree(sessions: dict[str, list[Any]], algor
     last = max(common, key=int)
     assert len({r["checksums"][last] for r in reports}) == 1, (last, reports)
     assert all(r["stats"]["bytes_sent"] > 0 and r["stats"]["bytes_received"] > 0 for r in reports)
+
+
+def test_synctest_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from lagless.cli.common import run_app
+    from lagless.cli.sync import app
+
+    assert run_app(app, ["synctest", "--frames", "120", "--players", "3", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is True
+    assert report["frames"] == 120
+    assert report["resimulated_frames"] == report["rollbacks"] * 8
+
+
+def test_peer_command_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from lagless.cli.common import run_app
+    from lagless.cli.sync import app
+
+    ports = _free_ports(2)
+    peers = f"127.0.0.1:{ports[0]},127.0.0.1:{ports[1]}"
+    args = ["peer", "--peer", "0", "--peers", peers, "--timeout", "0.3"]
+    assert run_app(app, [*args, "--algorithm", "warp-9"]) == 2
+    assert capsys.readouterr().err.startswith("error: --algorithm must be one of")
+    assert run_app(app, [*args, "--algorithm", "time-warp"]) == 2  # nobody answers
+    err = capsys.readouterr().err
+    assert err.startswith("error: peers [1] did not answer")
+    assert err.count("\n") == 1
+    assert run_app(app, ["peer", "--algorithm", "lockstep", "--peer", "5", "--peers", peers]) == 2
+    assert "--peer must be in [0, 1]" in capsys.readouterr().err
