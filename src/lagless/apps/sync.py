@@ -95,8 +95,10 @@ class PeerRunConfig:
             raise ConfigError(f"--peers needs 2 to 8 addresses, got {len(self.addresses)}")
         if not 0 <= self.peer < len(self.addresses):
             raise ConfigError(f"--peer must be in [0, {len(self.addresses) - 1}], got {self.peer}")
-        if self.frames < 1 or self.drain_frames < 0:
+        if self.frames < 1:
             raise ConfigError(f"--frames must be >= 1, got {self.frames}")
+        if self.drain_frames < 0:
+            raise ConfigError(f"--drain must be >= 0 frames, got {self.drain_frames}")
         if not self.frame_rate > 0:
             raise ConfigError(f"--frame-rate must be > 0 Hz, got {self.frame_rate}")
 
