@@ -14,10 +14,17 @@ INTERVAL_MS = 50.0  # one snapshot interval at 60 Hz / 3
 
 
 def _owners(vc: VirtualCluster) -> dict[int, list[int]]:
+    """Player -> the servers that own its car; a car in flight (a hand-off sent, not yet
+    applied) counts for its receiver."""
     found: dict[int, list[int]] = {}
     for k, node in vc.nodes.items():
         for player in node.owned:
             found.setdefault(player, []).append(k)
+    for node in vc.nodes.values():
+        for player, pending in node._pending_out.items():
+            receiver = vc.nodes.get(pending.target)
+            if receiver is not None and player not in receiver.owned:
+                found.setdefault(player, []).append(pending.target)
     return found
 
 
@@ -99,7 +106,7 @@ def test_a_false_alarm_ends_with_one_owner_per_car_and_cell() -> None:
     vc = VirtualCluster(servers=2, players=20, seed=6)
     vc.run(vc.now + 1.0)
     vc.drop_filter = lambda subject, receiver: ".snap.1" in subject and receiver == 0
-    vc.run(vc.now + 1.0)
+    vc.run(vc.now + 1.5)
     assert 1 in vc.nodes[0].dead
     assert vc.nodes[0].takeovers == 1
     vc.drop_filter = None
@@ -208,6 +215,6 @@ def test_a_one_car_catch_up_snapshot_is_not_a_peers_last_full_snapshot() -> None
     partial = Snapshot(0, 597, ((0, 0),), (CarRecord(5, 1, 0, spawns[5]),))
     peer.receive(encode(full), 10.0)
     peer.receive(encode(partial), 10.0)
-    peer.handle_timer(11.0)
+    peer.handle_timer(11.5)
     assert 0 in peer.dead
     assert {0, 1, 2} <= set(peer.owned)

@@ -96,7 +96,7 @@ class ClusterConfig:
     """Server to SIGKILL mid-run, or ``None``."""
     kill_at: float | None = None
     """Seconds into the run for the kill; ``None``: 40 % of the duration."""
-    dead_after: float = 0.5
+    dead_after: float = 1.0
     """Heartbeat silence that makes a server dead, s."""
 
     def __post_init__(self) -> None:

@@ -87,7 +87,7 @@ def cluster(
     ),
     cell_size: float = typer.Option(120.0, "--cell-size", help="width and height of a cell, m"),
     dead_after: float = typer.Option(
-        0.5, "--dead-after", help="heartbeat silence that makes a server dead, s"
+        1.0, "--dead-after", help="heartbeat silence that makes a server dead, s"
     ),
     seed: int = typer.Option(1, "--seed", help="seeds the spawns and the bots"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object instead of text"),
