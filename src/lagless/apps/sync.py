@@ -17,9 +17,9 @@ Decisions:
       hello only costs one ``HELLO_INTERVAL``. Peers start within about one hello interval of
       each other.
     * The connections run without the netcode handshake and without encryption (development
-      and tests on loopback, like the lab); their clock sync is off (the algorithms that need a
-      shared clock run their own over their messages, and processes on one machine share the
-      monotonic clock anyway).
+      and tests on loopback, like the lab), with the harness's settings
+      (``lagless.sync.harness.SESSION_CONNECTION``: no clock sync, bad-mode send rate 90
+      packets/s), so a run over UDP and one in the simulator differ only in the network.
     * The run ends once the peer displayed ``frames + drain_frames``: inputs are the bots' for
       the first ``frames`` ticks and neutral afterwards, so peers that predict have settled.
       It then keeps ticking for ``linger`` seconds, so slower peers still get its messages.
@@ -42,9 +42,10 @@ from lagless.io.udp import add_datagram_reader, open_udp_socket, resolve
 from lagless.netsim import random_stream
 from lagless.sync.arena import Arena, ScriptedInputs
 from lagless.sync.contract import SyncPeer
+from lagless.sync.harness import SESSION_CONNECTION
 from lagless.sync.registry import make_peer
 from lagless.sync.synctest import SyncTestReport, run_synctest
-from lagless.transport import RELIABLE, UNRELIABLE, Connection, ConnectionConfig
+from lagless.transport import RELIABLE, UNRELIABLE, Connection
 from lagless.transport.events import MessageReceived
 
 __all__ = ["HELLO_INTERVAL", "PeerRunConfig", "PeerRunReport", "arena_synctest", "run_sync_peer"]
@@ -56,7 +57,6 @@ REPORTED_FRAMES: Final = 60
 
 _HELLO = 0
 _DATA = 1
-_CONNECTION = ConnectionConfig(clock="none")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -265,7 +265,9 @@ class _Runner:
         cfg = self.config
         now = self.loop.time()
         for other in self.others:
-            self.conns[other] = Connection(config=_CONNECTION, now=now, is_client=self.me < other)
+            self.conns[other] = Connection(
+                config=SESSION_CONNECTION, now=now, is_client=self.me < other
+            )
         end_frame = cfg.frames + cfg.drain_frames
         shown: dict[int, int] = {}
         start = now

@@ -32,6 +32,13 @@ Decisions:
       ``game.divergence`` between any peer's state and the first peer's on such a frame;
       ``longest_inconsistent_run`` is the longest run of consecutive inconsistent frames (how
       long a disagreement lasted before peers converged).
+    * The connections use the transport's defaults except two: no clock sync (the algorithms
+      that need a shared clock run their own over their messages), and a bad-mode send rate of
+      90 packets/s, the good mode's start rate (``SESSION_CONNECTION``). The algorithms send
+      a datagram per tick to each peer by design; Gaffer's 15 packets/s on a link whose RTT is
+      over 250 ms (UMTS) or that loses over 10 % would pack four 60 Hz ticks into one packet and
+      hold every message up to 67 ms, a cost of the transport's congestion policy, not of the
+      algorithm under test.
     * Bandwidth per peer is reported twice: the payload bytes the peer handed out
       (``SyncStats.bytes_sent``) and the bytes its host put on the simulated wire (transport
       headers, acks and the 28 IPv4+UDP header bytes per datagram included), both per second of
@@ -45,7 +52,7 @@ import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 
@@ -54,10 +61,17 @@ from lagless.errors import ConfigError
 from lagless.netsim import Handle, LinkConfig, Network, Scheduler, get_profile, random_stream
 from lagless.sync.contract import DeterministicGame, SyncPeer, SyncStats
 from lagless.sync.registry import make_peer
-from lagless.transport import RELIABLE, UNRELIABLE, Connection, ConnectionConfig
+from lagless.transport import (
+    RELIABLE,
+    UNRELIABLE,
+    CongestionConfig,
+    Connection,
+    ConnectionConfig,
+)
 from lagless.transport.events import MessageReceived
 
 __all__ = [
+    "SESSION_CONNECTION",
     "HarnessConfig",
     "HarnessResult",
     "InputScript",
@@ -74,7 +88,11 @@ PeerFactory = Callable[[int, random.Random], SyncPeer[Any]]
 
 _PORT = 7000
 _RELAY = "relay"
-_CONNECTION = ConnectionConfig(clock="none")
+
+SESSION_CONNECTION: Final = ConnectionConfig(
+    clock="none", congestion=CongestionConfig(good_send_rate=90.0, bad_send_rate=90.0)
+)
+"""Transport settings of every connection of a sync session (see the module docstring)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -314,8 +332,8 @@ class _Session:
         for a, b in pairs:
             self.network.set_link(a, b, up)
             self.network.set_link(b, a, down)
-            self.conns[(a, b)] = Connection(config=_CONNECTION, now=0.0, is_client=True)
-            self.conns[(b, a)] = Connection(config=_CONNECTION, now=0.0, is_client=False)
+            self.conns[(a, b)] = Connection(config=SESSION_CONNECTION, now=0.0, is_client=True)
+            self.conns[(b, a)] = Connection(config=SESSION_CONNECTION, now=0.0, is_client=False)
 
     # -- the network side ----------------------------------------------------------------------
 
