@@ -211,25 +211,37 @@ def test_the_peer_that_is_ahead_slows_down() -> None:
     assert peers[0].frame_period > PERIOD
     assert peers[1].frame_period == PERIOD
     loop.run(8.0)
-    last: dict[int, int] = {}
-    for now, index, frame in loop.log:
-        if now > 7.0:
-            last[index] = frame
-    assert abs(last[0] - last[1]) <= 2
+    assert abs(_final_gap(loop, 7.0)) <= 2
     assert peers[0].frame_advantage < 1.5
 
 
-def test_a_driver_deaf_to_frame_period_keeps_the_lead() -> None:
-    """The same start as above, but ticking at the nominal rate: the lead stays."""
-    game = Arena(2)
-    peers = [_FixedRate(p) for p in _players(game, input_delay=2, max_prediction=30)]
-    loop = Loop(peers, delay=0.03, starts=(0.0, 10 * PERIOD))
-    loop.run(8.0)
+def _final_gap(loop: Loop, after: float) -> int:
     last: dict[int, int] = {}
     for now, index, frame in loop.log:
-        if now > 7.0:
+        if now > after:
             last[index] = frame
-    assert last[0] - last[1] >= 8
+    return last[0] - last[1]
+
+
+@pytest.mark.parametrize(
+    ("mode", "deaf", "stays"), [("period", True, True), ("off", False, True), ("skip", True, False)]
+)
+def test_time_sync_modes(mode: str, deaf: bool, stays: bool) -> None:
+    """Peer 1 starts ten frames late; ``skip`` repairs it even for a driver deaf to the period."""
+    game = Arena(2)
+    players = _players(game, input_delay=2, max_prediction=30, time_sync=mode)
+    peers = [_FixedRate(p) for p in players] if deaf else players
+    loop = Loop(peers, delay=0.03, starts=(0.0, 10 * PERIOD))
+    loop.run(8.0)
+    gap = _final_gap(loop, 7.0)
+    if stays:
+        assert gap >= 8
+        assert players[0].skipped_ticks == 0
+    else:
+        assert abs(gap) <= 2
+        assert 4 <= players[0].skipped_ticks <= 14
+        assert players[1].skipped_ticks <= 2
+        assert players[0].frame_period == PERIOD
 
 
 class _FixedRate:
@@ -368,7 +380,13 @@ def test_garbage_is_counted_not_raised() -> None:
 
 @pytest.mark.parametrize(
     "knobs",
-    [{"input_delay": -1}, {"input_delay": 31}, {"max_prediction": 61}, {"frame_period": 0.0}],
+    [
+        {"input_delay": -1},
+        {"input_delay": 31},
+        {"max_prediction": 61},
+        {"frame_period": 0.0},
+        {"time_sync": "faster"},
+    ],
 )
 def test_bad_knobs_are_refused(knobs: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=next(iter(knobs))):

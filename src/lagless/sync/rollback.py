@@ -34,9 +34,12 @@ Decisions:
       exchange advantages, and ``(mine - theirs) / 2`` averaged over ``sync_window`` ticks is the
       lead that asymmetric latency estimates cancel out of. A peer whose largest lead exceeds
       half a frame lengthens ``frame_period`` by ``lead / 30`` of a period (at most 25 %), so it
-      gives the lead back over about 30 frames; the peer behind never speeds up. A driver that
-      does not honour ``frame_period`` gets no time sync (the prediction window still bounds
-      the gap).
+      gives the lead back over about 30 frames; the peer behind never speeds up. For a driver
+      that ticks at a fixed rate and ignores ``frame_period``, ``time_sync="skip"`` keeps the
+      period and instead skips ticks (no step; the local input of a skipped tick is dropped, as
+      on a stall): half the lead, rounded down, at least one tick, then no more skips for
+      ``sync_window`` ticks so the average sees the effect (``skipped_ticks`` counts them).
+      ``time_sync="off"`` does neither (the prediction window still bounds the gap).
     * Checksums: every ``checksum_interval`` frames a peer takes the checksum of the state it is
       about to step; once that state is final it becomes the peer's latest confirmed checksum
       (kept in ``confirmed_checksums``, the last ``history`` of them) and travels in every
@@ -92,6 +95,8 @@ MAX_SLOWDOWN: Final = 0.25
 """Largest relative lengthening of ``frame_period``."""
 RTT_GAIN: Final = 0.125
 """Weight of a new RTT sample in the smoothed RTT."""
+TIME_SYNC_MODES: Final = ("period", "skip", "off")
+"""How a peer that runs ahead gives frames back (see the module docstring)."""
 REMOTE_SUMS_KEPT: Final = 64
 """Remote checksums kept per peer while waiting for our own of the same frame."""
 
@@ -117,6 +122,7 @@ class RollbackPeer(Generic[S]):
         spectator_host: The player that feeds the spectators.
         spectator_backlog: Frames the host keeps per spectator before dropping it.
         sync_window: Ticks over which the frame advantage is averaged.
+        time_sync: ``"period"`` (lengthen ``frame_period``), ``"skip"`` (skip ticks) or ``"off"``.
         history: Confirmed checksums kept in ``confirmed_checksums``.
         interrupt_after: Seconds of silence after which a remote counts as ``interrupted``.
         disconnect_after: Seconds of silence after which a remote counts as ``disconnected``.
@@ -136,6 +142,7 @@ class RollbackPeer(Generic[S]):
         spectator_host: int = 0,
         spectator_backlog: int = 600,
         sync_window: int = 32,
+        time_sync: str = "period",
         history: int = 4096,
         interrupt_after: float = 1.0,
         disconnect_after: float = 5.0,
@@ -153,6 +160,8 @@ class RollbackPeer(Generic[S]):
             raise ValueError("frame_period, checksum_interval, sync_window, history must be > 0")
         if not 0 <= spectator_host < players:
             raise ValueError(f"spectator_host must be a player, got {spectator_host}")
+        if time_sync not in TIME_SYNC_MODES:
+            raise ValueError(f"time_sync must be one of {TIME_SYNC_MODES}, got {time_sync!r}")
         if not 0 < interrupt_after <= disconnect_after:
             raise ValueError("need 0 < interrupt_after <= disconnect_after (seconds)")
         del rng
@@ -194,6 +203,11 @@ class RollbackPeer(Generic[S]):
         self._ahead: dict[int, float] = {}
         self._leads: dict[int, deque[float]] = {q: deque(maxlen=sync_window) for q in self._remotes}
         self._lead = 0.0
+        self._time_sync_mode = time_sync
+        self._sync_window = sync_window
+        self._skip = 0
+        self._skip_cooldown = 0
+        self.skipped_ticks = 0
         self.confirmed_checksums: dict[int, int] = {}
         self._latest_sum: tuple[int, int] = (-1, 0)
         self._remote_sums: dict[int, dict[int, int]] = {q: {} for q in self._remotes}
@@ -278,7 +292,10 @@ class RollbackPeer(Generic[S]):
         if local_input != self._held[0]:
             self._held = (local_input, now)
         self._rollback()
-        if self._frame - self.confirmed_frame > self.max_prediction:
+        if self._skip:
+            self._skip -= 1
+            self.skipped_ticks += 1
+        elif self._frame - self.confirmed_frame > self.max_prediction:
             self._stats.stall_frames += 1
         else:
             target = self._frame + self.input_delay
@@ -433,8 +450,14 @@ class RollbackPeer(Generic[S]):
             leads.append((ahead - self._remote_advantage.get(source, 0.0)) / 2.0)
             lead = max(lead, sum(leads) / len(leads))
         self._lead = lead
-        slow = min(MAX_SLOWDOWN, max(0.0, lead - SLOWDOWN_DEAD_BAND) / CATCH_UP_FRAMES)
-        self._period = base * (1.0 + slow)
+        if self._time_sync_mode == "period":
+            slow = min(MAX_SLOWDOWN, max(0.0, lead - SLOWDOWN_DEAD_BAND) / CATCH_UP_FRAMES)
+            self._period = base * (1.0 + slow)
+        elif self._time_sync_mode == "skip":
+            self._skip_cooldown = max(0, self._skip_cooldown - 1)
+            if not self._skip_cooldown and lead > 1.0:
+                self._skip = max(1, int(lead / 2.0))
+                self._skip_cooldown = self._skip + self._sync_window
 
     def _prune(self) -> None:
         confirmed = self.confirmed_frame
