@@ -168,18 +168,20 @@ def test_a_signal_stops_the_command_with_its_summary(signum: signal.Signals) -> 
         port = re.search(r"http://127\.0\.0\.1:(\d+)/", first)
         assert port is not None, first
 
+        signalled: list[float] = []
+
         async def visit() -> None:  # a browser-like link is open when the signal comes
             async with connect(f"ws://127.0.0.1:{port.group(1)}/ws") as ws:
                 await ws.send(HELLO)
                 await asyncio.wait_for(ws.recv(), 5.0)
                 process.send_signal(signum)
+                signalled.append(time.monotonic())
                 with pytest.raises(ConnectionClosed):
                     await _drain(ws)
 
-        signalled = time.monotonic()
         asyncio.run(visit())
         out, err = process.communicate(timeout=10)
-        assert time.monotonic() - signalled < 2.5
+        assert time.monotonic() - signalled[0] < 2.0
         assert process.returncode == 128 + signum, err
         assert out.startswith("web: ")
         assert re.search(r"^web: [\d.]+ s, [01] players \([01] browsers\), 2 bots, ", out, re.M)
