@@ -233,4 +233,4 @@ def test_decode_rejects_corruption_or_reads_it_exactly(packet: Packet, at: int, 
     data[at % len(data)] = byte
     decoded = decode(bytes(data))
     assert decoded is None or encode(decoded) == bytes(data)
-    assert decode(bytes(data[:-1])) is None
+    assert decode(encode(packet)[:-1]) is None  # a valid packet cut short never decodes
