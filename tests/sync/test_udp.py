@@ -9,6 +9,7 @@ messages to get there.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import subprocess
@@ -16,6 +17,8 @@ import sys
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lagless.sync.registry import algorithms
 
@@ -106,3 +109,31 @@ def test_peer_command_errors_are_one_line(capsys: pytest.CaptureFixture[str]) ->
     assert err.count("\n") == 1
     assert run_app(app, ["peer", "--algorithm", "lockstep", "--peer", "5", "--peers", peers]) == 2
     assert "--peer must be in [0, 1]" in capsys.readouterr().err
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.binary(max_size=80), max_size=30))
+def test_garbage_datagrams_never_raise(datagrams: list[bytes]) -> None:
+    from lagless.apps.sync import PeerRunConfig, _Runner
+    from lagless.sync.harness import SESSION_CONNECTION
+    from lagless.transport import Connection
+
+    ports = _free_ports(2)
+    addresses = (("127.0.0.1", ports[0]), ("127.0.0.1", ports[1]))
+
+    async def feed() -> set[int]:
+        runner = _Runner(PeerRunConfig(algorithm="time-warp", peer=0, addresses=addresses))
+        try:
+            for data in datagrams:  # before the start: only hellos count
+                runner.on_datagram(data, addresses[1])
+                runner.on_datagram(data, ("127.0.0.1", 9))  # a stranger
+            heard = set(runner.heard)
+            runner.conns[1] = Connection(config=SESSION_CONNECTION, now=0.0, is_client=True)
+            for data in datagrams:  # after it: transport payloads
+                runner.on_datagram(bytes((1,)) + data, addresses[1])
+            return heard
+        finally:
+            runner.close()
+
+    heard = asyncio.run(feed())
+    assert heard == ({1} if any(d[:2] == b"\x00\x01" and len(d) == 3 for d in datagrams) else set())
