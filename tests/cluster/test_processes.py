@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -112,3 +116,21 @@ def test_connect_to_nothing_is_a_clear_error() -> None:
 
     with pytest.raises(NatsError, match="cannot connect"):
         asyncio.run(attempt())
+
+
+def test_sigterm_ends_the_run_with_its_summary_and_no_process_left() -> None:
+    seed = 48_611  # marks this run's cell processes on their command line
+    args = ["cluster", "--servers", "2", "--bots", "10", "--duration", "60", "--seed", str(seed)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lagless", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(4.0)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    assert out.startswith("cluster: 2 servers, 10 players"), out
+    left = subprocess.run(["pgrep", "-f", f'"seed":{seed}'], capture_output=True, text=True)
+    assert left.stdout.strip() == ""

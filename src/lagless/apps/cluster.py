@@ -50,6 +50,7 @@ __all__ = [
     "ClusterConfig",
     "ClusterError",
     "ClusterReport",
+    "play_cluster",
     "report_json",
     "run_cell",
     "run_cluster",
@@ -371,7 +372,9 @@ class _Cluster:
         self.nats.stop()
 
 
-async def _play(config: ClusterConfig, cluster: _Cluster, subjects: Subjects) -> ClusterReport:
+async def _play(
+    config: ClusterConfig, cluster: _Cluster, subjects: Subjects, stop: asyncio.Event
+) -> ClusterReport:
     bus = await PubSub.connect(cluster.nats.url, name="players")
     grid = CellGrid.for_servers(config.servers, config.cell_size, config.cell_size)
     swarm = BotSwarm(grid, config.bots, random.Random(config.seed), subjects=subjects)
@@ -392,7 +395,7 @@ async def _play(config: ClusterConfig, cluster: _Cluster, subjects: Subjects) ->
     await bus.subscribe(subjects.all_stats, on_stats)
     killed: set[int] = set()
     deadline = time.monotonic() + _READY_TIMEOUT
-    while len(seen) < config.servers:
+    while len(seen) < config.servers and not stop.is_set():
         if (failure := cluster.failed(killed)) is not None:
             raise ClusterError(failure)
         if time.monotonic() > deadline:
@@ -401,18 +404,19 @@ async def _play(config: ClusterConfig, cluster: _Cluster, subjects: Subjects) ->
     start = time.monotonic()
     end = start + config.duration
     kill_at = start + config.kill_time if config.kill is not None else math.inf
-    while (now := time.monotonic()) < end:
+    while (now := time.monotonic()) < end and not stop.is_set():
         if now >= kill_at and config.kill is not None:
             swarm.server_killed(config.kill, now)
             cluster.kill(config.kill)
             killed.add(config.kill)
             kill_at = math.inf
-        if (failure := cluster.failed(killed)) is not None:
+        if (failure := cluster.failed(killed)) is not None and not stop.is_set():
             raise ClusterError(failure)
         swarm.handle_timer(now)
         await bus.publish_all(swarm.messages_to_send())
         wait = min(swarm.next_timer(), kill_at, end) - time.monotonic()
         await asyncio.sleep(max(0.0, wait))
+    played = min(config.duration, time.monotonic() - start)
     result = swarm.report(time.monotonic())
     for k in range(config.servers):
         if k not in killed:
@@ -446,7 +450,7 @@ async def _play(config: ClusterConfig, cluster: _Cluster, subjects: Subjects) ->
         players=config.bots,
         cells=grid.cells,
         world_m=(grid.width, grid.height),
-        duration_s=config.duration,
+        duration_s=round(played, 3),
         handoffs=sum(s.handoffs_accepted for s in stats.values()),
         handoffs_seen=result.handoffs_seen,
         late_handoffs=sum(s.late_handoffs for s in stats.values()),
@@ -476,8 +480,15 @@ async def _play(config: ClusterConfig, cluster: _Cluster, subjects: Subjects) ->
     )
 
 
-def run_cluster(config: ClusterConfig, *, prefix: str = "lagless.cluster") -> ClusterReport:
+async def play_cluster(
+    config: ClusterConfig, *, stop: asyncio.Event | None = None, prefix: str = "lagless.cluster"
+) -> ClusterReport:
     """Start nats-server and the cell servers, play for ``config.duration`` s, stop everything.
+
+    Args:
+        config: The run.
+        stop: Set it to end the run early (a signal); the report covers the time played.
+        prefix: The cluster's subject prefix.
 
     Raises:
         NatsError: nats-server or nats-py is missing or would not start.
@@ -486,9 +497,14 @@ def run_cluster(config: ClusterConfig, *, prefix: str = "lagless.cluster") -> Cl
     with tempfile.TemporaryDirectory(prefix="lagless-cluster-") as tmp:
         cluster = _Cluster(config, prefix, Path(tmp))
         try:
-            return run(_play(config, cluster, Subjects(prefix)), freeze_gc=False)
+            return await _play(config, cluster, Subjects(prefix), stop or asyncio.Event())
         finally:
             cluster.close()
+
+
+def run_cluster(config: ClusterConfig, *, prefix: str = "lagless.cluster") -> ClusterReport:
+    """Run ``play_cluster`` on a fresh event loop and return its report (same errors)."""
+    return run(play_cluster(config, prefix=prefix), freeze_gc=False)
 
 
 def report_json(report: ClusterReport) -> str:

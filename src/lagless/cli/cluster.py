@@ -8,6 +8,8 @@ object (``--json``) or a readable summary beside the goals.
 Decisions:
     * ``--kill-one`` kills the last server (``servers - 1``) at ``--kill-at`` seconds (default 40 %
       of the duration) with SIGKILL.
+    * SIGINT / SIGTERM end the run early with its summary (the time played) and exit status
+      130 / 143; every child process is stopped either way.
     * The exit status is 0 whether or not the goals were met (the numbers say it); a server that
       fails on its own, or a missing nats-server, is an ``error:`` line and status 2.
 """
@@ -21,10 +23,10 @@ from lagless.apps.cluster import (
     RECOVERY_GOAL_MS,
     ClusterConfig,
     ClusterReport,
+    play_cluster,
     report_json,
-    run_cluster,
 )
-from lagless.cli.common import echo
+from lagless.cli.common import echo, exit_for, run_until_signal
 
 
 def _verdict(ok: bool) -> str:
@@ -103,9 +105,10 @@ def cluster(
         kill_at=kill_at,
         dead_after=dead_after,
     )
-    report = run_cluster(config)
+    report, signum = run_until_signal(lambda stop: play_cluster(config, stop=stop))
     if as_json:
         echo(report_json(report))
     else:
         for line in summary_lines(report):
             echo(line)
+    exit_for(signum)
