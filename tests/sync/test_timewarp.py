@@ -17,7 +17,15 @@ from lagless.errors import ConfigError
 from lagless.sync.arena import SHOOT, Arena, ArenaState, ScriptedInputs
 from lagless.sync.registry import make_peer
 from lagless.sync.timewarp import LocalRollbackPeer, TimeWarpPeer
-from lagless.sync.timewarp_codec import MAX_INPUT, MAX_MESSAGES, Message, Packet, decode, encode
+from lagless.sync.timewarp_codec import (
+    MAX_CHECKS,
+    MAX_INPUT,
+    MAX_MESSAGES,
+    Message,
+    Packet,
+    decode,
+    encode,
+)
 
 PERIOD = 1 / 60
 
@@ -179,6 +187,36 @@ def test_the_window_stalls_a_peer_that_hears_nothing() -> None:
     assert peer.stats.stall_frames == 71
 
 
+class _Flawed(Arena):
+    """The arena with a hidden difference: player 0 moves 1 mm once, on frame 40."""
+
+    def step(self, state: ArenaState, inputs: Any, frame: int) -> ArenaState:
+        state = super().step(state, inputs, frame)
+        if frame == 40:
+            state.pos[0, 0] += 1
+        return state
+
+
+@pytest.mark.parametrize("flawed", [False, True])
+def test_final_checksums_reveal_a_desync(flawed: bool) -> None:
+    games = [Arena(2), _Flawed(2) if flawed else Arena(2)]
+    peers = [
+        TimeWarpPeer(
+            games[i], peer=i, peers=2, rng=random.Random(i), frame_period=PERIOD, window=20
+        )
+        for i in range(2)
+    ]
+    _run(peers, 200, {(0, 1): 3, (1, 0): 3}, quiet_after=150)
+    if flawed:
+        # frames 0 and 30 agree; the first check after the flaw (60) and every later one differ
+        assert peers[0].stats.desyncs[0] == 60
+        assert peers[1].stats.desyncs[0] == 60
+        assert len(peers[0].stats.desyncs) >= 3
+    else:
+        assert peers[0].stats.desyncs == peers[1].stats.desyncs == []
+        assert peers[0]._own_checks == peers[1]._own_checks != {}
+
+
 def test_garbage_is_counted_not_raised() -> None:
     _, (peer, _) = _peers("local-rollback", 2)
     for junk in (b"", b"\xa7", b"\x00" * 14, bytes(range(40))):
@@ -205,12 +243,14 @@ _messages = st.builds(
     st.binary(max_size=MAX_INPUT),
     st.booleans(),
 )
+_u32 = st.integers(0, 2**32 - 1)
 _packets = st.builds(
     Packet,
-    st.integers(0, 2**32 - 1),
-    st.integers(0, 2**32 - 1),
-    st.integers(0, 2**32 - 1),
+    _u32,
+    _u32,
+    _u32,
     st.lists(_messages, max_size=MAX_MESSAGES).map(tuple),
+    st.lists(st.tuples(_u32, _u32), max_size=MAX_CHECKS).map(tuple),
 )
 
 

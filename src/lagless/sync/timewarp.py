@@ -49,6 +49,11 @@ Decisions:
     * The local-rollback rule takes a peer's timestamp as "no more events at or below it from
       that peer", the DVE simplification of spec 000 §2.3; in a peer-to-peer session a peer's own
       held events can still arrive later as stragglers, which rolls the receiver back as usual.
+    * Desync detection: a state leaves the state queue once it is ``window`` frames old and no
+      rollback can reach it; every ``check_every`` frames (default 30) its checksum rides on
+      the next ``CHECK_REPEATS`` datagrams, and a peer whose own final checksum of that frame
+      differs records the frame in ``SyncStats.desyncs`` (a non-deterministic ``step``, or a
+      straggler older than the state queue).
     * The local player's raw input of a tick applies ``delay_frames`` frames ahead (local lag,
       spec 000 §2.1; default 0). ``SyncStats.input_delays`` holds, per change of the raw input,
       the time from the tick that received it to the tick that displayed its frame.
@@ -59,13 +64,18 @@ from __future__ import annotations
 import bisect
 import random
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from lagless.errors import ConfigError
 from lagless.sync.contract import DeterministicGame, Outgoing, SyncStats
 from lagless.sync.timewarp_codec import MAX_INPUT, MAX_MESSAGES, Message, Packet, decode, encode
 
-__all__ = ["LocalRollbackPeer", "React", "TimeWarpPeer"]
+__all__ = ["CHECKS_KEPT", "CHECK_REPEATS", "LocalRollbackPeer", "React", "TimeWarpPeer"]
+
+CHECK_REPEATS: Final = 10
+"""Ticks a final checksum rides on every datagram (redundancy against loss)."""
+CHECKS_KEPT: Final = 64
+"""Own and remote final checksums kept for comparison (the oldest are forgotten)."""
 
 S = TypeVar("S")
 
@@ -128,6 +138,7 @@ class _OptimisticPeer(Generic[S]):
         max_catch_up: int = 2,
         react: React | None = None,
         pain_threshold: float = 0.25,
+        check_every: int = 30,
     ) -> None:
         if not 2 <= peers <= 255 or not 0 <= peer < peers:
             raise ConfigError(f"need 2 <= peers <= 255 and 0 <= peer < peers, got {peer}/{peers}")
@@ -138,6 +149,8 @@ class _OptimisticPeer(Generic[S]):
             )
         if pain_threshold <= 0:
             raise ConfigError(f"pain_threshold must be > 0 s, got {pain_threshold}")
+        if check_every < 1:
+            raise ConfigError(f"check_every must be >= 1 frame, got {check_every}")
         self._game = game
         self._peer = peer
         self._peers = peers
@@ -148,6 +161,7 @@ class _OptimisticPeer(Generic[S]):
         self._catch_up = max_catch_up
         self._react = react
         self._pain = pain_threshold
+        self._check_every = check_every
         self._stats = SyncStats()
         self._state = game.initial_state()
         self._frame = 0  # frames executed; the state is the one before frame self._frame
@@ -181,6 +195,11 @@ class _OptimisticPeer(Generic[S]):
         """Seconds each own event was held before it left (local rollback)."""
         self.garbage = 0
         """Datagrams or messages dropped as malformed."""
+        # desync detection: checksums of final states, own and each peer's, by frame
+        self._own_checks: dict[int, int] = {}
+        self._remote_checks: dict[int, dict[int, int]] = {}
+        self._check_out: tuple[tuple[int, int], ...] = ()
+        self._check_repeats = 0
 
     # -- SyncPeer ------------------------------------------------------------------------------
 
@@ -265,6 +284,9 @@ class _OptimisticPeer(Generic[S]):
         for message in packet.messages[skip:]:
             self._received[source] += 1
             self._apply(source, message)
+        for frame, checksum in packet.checks:
+            self._remote_checks.setdefault(frame, {})[source] = checksum
+            self._compare_checks(frame)
 
     def outgoing(self) -> list[Outgoing]:
         """The datagrams of the last tick."""
@@ -348,10 +370,31 @@ class _OptimisticPeer(Generic[S]):
         """Forget states and events older than ``window`` frames (the state queue's bound)."""
         oldest = max(0, self._frame - self._window)
         for frame in [f for f in self._saved if f < oldest]:
+            if frame % self._check_every == 0:
+                self._final_check(frame, self._game.checksum(self._saved[frame]))
             del self._saved[frame]
             self._executed_at.pop(frame, None)
         self._inputs.forget_before(oldest)
         self._raw.forget_before(oldest)
+
+    def _final_check(self, frame: int, checksum: int) -> None:
+        """Record and announce the checksum of a state no rollback can reach any more."""
+        self._own_checks[frame] = checksum
+        self._check_out = ((frame, checksum),)
+        self._check_repeats = CHECK_REPEATS
+        self._compare_checks(frame)
+        for table in (self._own_checks, self._remote_checks):
+            while len(table) > CHECKS_KEPT:
+                del table[min(table)]
+
+    def _compare_checks(self, frame: int) -> None:
+        own = self._own_checks.get(frame)
+        remote = self._remote_checks.get(frame)
+        if own is None or not remote:
+            return
+        if any(c != own for c in remote.values()) and frame not in self._stats.desyncs:
+            self._stats.desyncs.append(frame)
+        remote.clear()
 
     # -- local rollback ------------------------------------------------------------------------
 
@@ -380,12 +423,16 @@ class _OptimisticPeer(Generic[S]):
         if acked > self._log_base:
             del self._log[: acked - self._log_base]
             self._log_base = acked
+        checks = self._check_out if self._check_repeats > 0 else ()
+        self._check_repeats = max(0, self._check_repeats - 1)
         for other in range(self._peers):
             if other == self._peer:
                 continue
             start = self._acked[other] - self._log_base
             messages = tuple(self._log[start : start + MAX_MESSAGES])
-            packet = Packet(self._frame, self._received[other], self._acked[other], messages)
+            packet = Packet(
+                self._frame, self._received[other], self._acked[other], messages, checks
+            )
             payload = encode(packet)
             self._stats.bytes_sent += len(payload)
             self._out.append(Outgoing(other, payload))
@@ -405,6 +452,7 @@ class TimeWarpPeer(_OptimisticPeer[S]):
         max_catch_up: Most frames executed in one tick after a stall.
         react: Derives the local player's input from the state (see the module docstring).
         pain_threshold: Unused by Time Warp (accepted so both variants take the same knobs).
+        check_every: Frames between two exchanged checksums of final states (desyncs).
     """
 
 

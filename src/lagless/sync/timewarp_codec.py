@@ -17,12 +17,16 @@ Layout (little-endian)::
                frame u32  the frame the input takes effect
                length u8  input length, at most MAX_INPUT
                input      length bytes
+    checks     u8   checksum pairs that follow, at most MAX_CHECKS
+    checks x:  frame u32, checksum u32   the sender's state after that many frames, final
 
 Decisions:
     * ``decode`` never raises: wrong magic, truncation, reserved flag bits, lengths or counts
       beyond the limits, or trailing bytes return ``None``; nothing is allocated beyond the
       datagram's own size (at most ``MAX_MESSAGES`` messages of ``MAX_INPUT`` bytes).
     * Serial numbers and frames are u32: at 60 Hz that is over two years of frames.
+    * Checksums ride along for desync detection: each is of a frame the sender no longer rolls
+      back to, so a difference is a real desync, not a prediction.
 """
 
 from __future__ import annotations
@@ -31,16 +35,20 @@ import struct
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["MAX_INPUT", "MAX_MESSAGES", "Message", "Packet", "decode", "encode"]
+__all__ = ["MAX_CHECKS", "MAX_INPUT", "MAX_MESSAGES", "Message", "Packet", "decode", "encode"]
 
 MAGIC: Final = 0xA7
 MAX_MESSAGES: Final = 32
 """Messages one datagram carries at most (the rest wait for the next tick)."""
 MAX_INPUT: Final = 32
 """Largest input (bytes) a message may carry."""
+MAX_CHECKS: Final = 4
+"""Checksum pairs one datagram carries at most."""
 
 _HEAD = struct.Struct("<BIIIB")
 _ITEM = struct.Struct("<BIB")
+_COUNT = struct.Struct("<B")
+_CHECK = struct.Struct("<II")
 _ANTI = 0x01
 
 
@@ -68,6 +76,8 @@ class Packet:
     """Serial number of ``messages[0]``."""
     messages: tuple[Message, ...]
     """The sender's unacknowledged messages, oldest first."""
+    checks: tuple[tuple[int, int], ...] = ()
+    """``(frame, checksum)`` of the sender's final states, newest last."""
 
 
 def encode(packet: Packet) -> bytes:
@@ -87,6 +97,11 @@ def encode(packet: Packet) -> bytes:
             raise ValueError(f"input must be at most {MAX_INPUT} bytes, got {len(message.value)}")
         out += _ITEM.pack(_ANTI if message.anti else 0, message.frame, len(message.value))
         out += message.value
+    if len(packet.checks) > MAX_CHECKS:
+        raise ValueError(f"at most {MAX_CHECKS} checksums per packet, got {len(packet.checks)}")
+    out += _COUNT.pack(len(packet.checks))
+    for frame, checksum in packet.checks:
+        out += _CHECK.pack(frame, checksum)
     return bytes(out)
 
 
@@ -108,6 +123,11 @@ def decode(data: bytes) -> Packet | None:
             return None
         messages.append(Message(frame, bytes(data[offset : offset + length]), bool(flags)))
         offset += length
-    if offset != len(data):
+    if offset + _COUNT.size > len(data):
         return None
-    return Packet(timestamp, ack, first, tuple(messages))
+    (checks,) = _COUNT.unpack_from(data, offset)
+    offset += _COUNT.size
+    if checks > MAX_CHECKS or offset + checks * _CHECK.size != len(data):
+        return None
+    pairs = tuple(_CHECK.unpack_from(data, offset + i * _CHECK.size) for i in range(checks))
+    return Packet(timestamp, ack, first, tuple(messages), pairs)
