@@ -125,6 +125,15 @@ def test_an_anti_message_for_a_processed_message_rolls_back() -> None:
     assert game.checksum(peer.displayed_state) == game.checksum(reference[1].displayed_state)
 
 
+def test_events_far_in_the_future_are_refused() -> None:
+    _, (peer, _) = _peers("time-warp", 2, window=30)
+    peer.tick(0.0, b"\0")
+    _push(peer, 1, tuple(Message(10_000 + i, b"\x01") for i in range(MAX_MESSAGES)), 0)
+    _push(peer, 1, (Message(100, b"\x01"),), MAX_MESSAGES)
+    assert peer.garbage == MAX_MESSAGES
+    assert peer._inputs.frames[1] == [100]
+
+
 def test_an_unmatched_anti_message_is_counted_and_changes_nothing() -> None:
     _, (peer, _) = _peers("time-warp", 2)
     peer.tick(0.0, b"\0")

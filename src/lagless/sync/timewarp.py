@@ -49,6 +49,9 @@ Decisions:
     * The local-rollback rule takes a peer's timestamp as "no more events at or below it from
       that peer", the DVE simplification of spec 000 §2.3; in a peer-to-peer session a peer's own
       held events can still arrive later as stragglers, which rolls the receiver back as usual.
+    * An event more than ``4 * window + delay_frames`` frames ahead of this peer is counted as
+      garbage and dropped (throttled peers never run that far ahead), so a faulty peer cannot
+      grow the input queue without bound.
     * Desync detection: a state leaves the state queue once it is ``window`` frames old and no
       rollback can reach it; every ``check_every`` frames (default 30) its checksum rides on
       the next ``CHECK_REPEATS`` datagrams, and a peer whose own final checksum of that frame
@@ -346,6 +349,9 @@ class _OptimisticPeer(Generic[S]):
     def _apply(self, source: int, message: Message) -> None:
         inputs = self._inputs
         frame = message.frame
+        if frame > self._frame + 4 * self._window + self._delay:
+            self.garbage += 1  # no peer runs that far ahead: refuse to queue it
+            return
         if message.anti:
             if inputs.get(source, frame) != message.value:
                 self.garbage += 1
