@@ -86,7 +86,7 @@ class PeerRunConfig:
     seed: int = 0
     start_timeout: float = 10.0
     timeout: float = 30.0
-    linger: float = 0.5
+    linger: float = 1.0
     knobs: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
