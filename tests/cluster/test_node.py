@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from lagless.cluster import CellGrid, CellNode, NodeConfig, VirtualCluster, spawn_states
 from lagless.cluster.messages import CarRecord, Handoff, Input, Snapshot, decode, encode
+from lagless.cluster.node import advance
 from lagless.cluster.sim import subject_matches
 from lagless.errors import ConfigError
 from lagless.physics import CarState, Keys
@@ -215,6 +218,43 @@ def test_a_one_car_catch_up_snapshot_is_not_a_peers_last_full_snapshot() -> None
     partial = Snapshot(0, 597, ((0, 0),), (CarRecord(5, 1, 0, spawns[5]),))
     peer.receive(encode(full), 10.0)
     peer.receive(encode(partial), 10.0)
-    peer.handle_timer(11.5)
+    peer.handle_timer(10.6)
+    assert 0 not in peer.dead
+    peer.handle_timer(11.2)
     assert 0 in peer.dead
     assert {0, 1, 2} <= set(peer.owned)
+
+
+def test_advance_follows_straight_lines_and_arcs() -> None:
+    straight = advance(CarState(x=1.0, y=2.0, vx=10.0, vy=-5.0), 0.1)
+    assert (straight.x, straight.y) == pytest.approx((2.0, 1.5))
+    # a quarter circle of radius 10 m: speed 10 m/s, turn rate 1 rad/s, for pi/2 s
+    arc = advance(CarState(x=0.0, y=0.0, vx=10.0, angular_velocity=1.0), math.pi / 2)
+    assert (arc.x, arc.y) == pytest.approx((10.0, 10.0))
+    assert (arc.vx, arc.vy) == pytest.approx((0.0, 10.0), abs=1e-9)
+    assert arc.heading == pytest.approx(math.pi / 2)
+
+
+def test_a_stalled_server_is_taken_over_and_does_not_take_the_others_for_dead() -> None:
+    vc = VirtualCluster(servers=3, players=30, seed=7)
+    vc.run(vc.now + 2.0)
+    stalled = set(vc.nodes[1].owned)
+    assert stalled
+    vc.pause(1, 1.5)
+    vc.run(vc.now + 4.0)
+    node = vc.nodes[1]
+    assert node.stalls == 1
+    assert node.takeovers == 0
+    assert node.dead == set()
+    assert node.cells == []
+    assert vc.nodes[0].takeovers == 1
+    owners = _owners(vc)
+    assert sorted(owners) == list(range(30))
+    assert all(len(servers) == 1 for servers in owners.values())
+    report = vc.swarm.report(vc.now)
+    assert report.failovers_seen >= len(stalled)
+    assert report.failover_gap_ms_max <= 1000.0 * (1.5 + 0.2)
+    assert report.handoff_jump_m_max < 0.1
+    assert report.inputs_lost == 0
+    assert report.inputs_unapplied == 0
+    assert report.players_live == 30

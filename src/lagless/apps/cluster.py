@@ -168,6 +168,10 @@ class ClusterReport:
     update_gap_wall_ms_p99: float
     handoff_jump_m_max: float
     update_jump_m_p99: float
+    failovers_seen: int
+    """Owner changes away from a server that had gone silent without being killed (it
+    stalled past the heartbeat timeout: a false alarm)."""
+    failover_gap_ms_max: float
     inputs_sent: int
     inputs_acked: int
     inputs_lost: int
@@ -461,6 +465,8 @@ async def _play(
         update_gap_wall_ms_p99=round(result.update_gap_wall_ms_p99, 1),
         handoff_jump_m_max=round(result.handoff_jump_m_max, 3),
         update_jump_m_p99=round(result.update_jump_m_p99, 3),
+        failovers_seen=result.failovers_seen,
+        failover_gap_ms_max=round(result.failover_gap_ms_max, 1),
         inputs_sent=result.inputs_sent,
         inputs_acked=result.inputs_acked,
         inputs_lost=result.inputs_lost,

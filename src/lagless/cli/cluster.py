@@ -53,6 +53,11 @@ def summary_lines(report: ClusterReport) -> list[str]:
         f"{report.inputs_unapplied} unapplied; {report.players_live}/{report.players} players "
         "live at the end",
     ]
+    if report.failovers_seen:
+        lines.append(
+            f"  fail-overs from a stalled server: {report.failovers_seen} cars, gap max "
+            f"{report.failover_gap_ms_max:.0f} ms"
+        )
     if report.killed_server is not None:
         head = f"  killed server {report.killed_server}: "
         if report.recovery_ms is None:

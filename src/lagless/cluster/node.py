@@ -29,9 +29,11 @@ Decisions:
       ``resend`` seconds, and takes the car back (generation + 2) if the receiver dies first.
     * **Failure detection**: a server whose snapshot (the heartbeat) has not arrived for
       ``dead_after`` seconds (1 s: twenty missed snapshots) is dead. Servers never heard from are
-      not judged. 0.5 s recovered twice as fast but on the loaded 2-core development machine a
-      live server once went that long unheard; the false alarm was resolved (one owner per car,
-      no input lost) but the cars it owned jumped back to the adopted snapshot, about 5 m.
+      not judged. A node that was itself stalled that long does not judge the others on its
+      return (``handle_timer``). 0.5 s recovered twice as fast, but on the loaded 2-core
+      development machine a live server once went that long unheard; the false alarm was
+      resolved (one owner per car, no input lost) but its cars jumped back to the adopted
+      snapshot, about 5 m.
     * **Take-over**: the successor of a dead server is the live server owning the fewest cells
       (ties: the lowest id), as every node computes it from what it has heard. It claims the dead
       server's cells with ``epoch + 1`` and adopts the cars of its last snapshot at their last
@@ -159,14 +161,28 @@ class _Pending:
 
 
 def advance(state: CarState, dt: float) -> CarState:
-    """Return ``state`` moved ``dt`` seconds along its velocity and turn rate (a few ticks)."""
+    """Return ``state`` carried ``dt`` seconds ahead (a few ticks) at constant speed and turn rate.
+
+    The velocity turns with the body (``angular_velocity``, rad/s), so a car in a curve stays on
+    its arc; without turning this is a straight line.
+    """
+    vx, vy, w = state.vx, state.vy, state.angular_velocity
+    turn = w * dt
+    if abs(turn) < 1e-9:
+        dx, dy, nvx, nvy = vx * dt, vy * dt, vx, vy
+    else:
+        sin, one_minus_cos = math.sin(turn), 1.0 - math.cos(turn)
+        dx = (vx * sin - vy * one_minus_cos) / w
+        dy = (vx * one_minus_cos + vy * sin) / w
+        cos = 1.0 - one_minus_cos
+        nvx, nvy = vx * cos - vy * sin, vx * sin + vy * cos
     return CarState(
-        x=state.x + state.vx * dt,
-        y=state.y + state.vy * dt,
-        heading=math.remainder(state.heading + state.angular_velocity * dt, 2.0 * math.pi),
-        vx=state.vx,
-        vy=state.vy,
-        angular_velocity=state.angular_velocity,
+        x=state.x + dx,
+        y=state.y + dy,
+        heading=math.remainder(state.heading + turn, 2.0 * math.pi),
+        vx=nvx,
+        vy=nvy,
+        angular_velocity=w,
         steer=state.steer,
         keys=state.keys,
     )
@@ -243,6 +259,9 @@ class CellNode:
         self.duplicates_dropped = 0
         self.ticks_skipped = 0
         self.ticks_run = 0
+        self.stalls = 0
+        """Times this node itself went ``dead_after`` without a ``handle_timer`` call."""
+        self._last_call = now
         self.late_handoffs = 0
         """Hand-offs that arrived after this server had published the snapshot they belonged in
         (a busy machine); each was made up for by a snapshot of that car at the missed tick."""
@@ -294,7 +313,19 @@ class CellNode:
         self._on_message(message, now)
 
     def handle_timer(self, now: float) -> None:
-        """Run every tick due by ``now`` (s), with snapshots, hand-offs and failure detection."""
+        """Run every tick due by ``now`` (s), with snapshots, hand-offs and failure detection.
+
+        After a stall of this node itself (no call for ``dead_after``), the others' heartbeats
+        get a fresh grace period and this call publishes nothing: the messages that queued up
+        meanwhile (claims of a server that took this one for dead, its snapshots) are read
+        before this node speaks again.
+        """
+        stalled = now - self._last_call > self.config.dead_after
+        self._last_call = now
+        if stalled:
+            self.stalls += 1
+            for server in self._last_seen:
+                self._last_seen[server] = now
         due = math.floor(now * self.config.tick_rate + 1e-9)
         if due - self.tick > self.config.max_catch_up:
             skipped = due - self.tick - self.config.max_catch_up
@@ -306,7 +337,7 @@ class CellNode:
             self.world.step(self._dt)
             self.tick += 1
             self.ticks_run += 1
-            if self.tick % self.config.snapshot_every == 0:
+            if self.tick % self.config.snapshot_every == 0 and not stalled:
                 self._snapshot_tick(now)
 
     def next_timer(self) -> float:

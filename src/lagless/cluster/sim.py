@@ -70,6 +70,7 @@ class VirtualCluster:
         self._queue: list[tuple[float, int, int, bytes]] = []  # (due, seq, receiver, payload)
         self._seq = 0
         self.delivered = 0
+        self._paused: dict[int, float] = {}  # server -> virtual time it resumes, s
         self.drop_filter: Callable[[str, int], bool] | None = None
         """``(subject, receiver) -> True`` drops that delivery (``-1`` is the swarm)."""
 
@@ -93,10 +94,20 @@ class VirtualCluster:
         del self.nodes[server]
         self.swarm.server_killed(server, self.now)
 
+    def pause(self, server: int, seconds: float) -> None:
+        """Freeze ``server`` for ``seconds`` (a stalled process): no timers, its messages wait."""
+        self._paused[server] = self.now + seconds
+
+    def _frozen(self, server: int) -> bool:
+        return self._paused.get(server, -1.0) > self.now
+
     def run(self, until: float) -> None:
         """Advance virtual time to ``until`` (s), delivering and ticking in time order."""
         while True:
-            due = [node.next_timer() for node in self.nodes.values()]
+            due = [
+                self._paused[k] if self._frozen(k) else node.next_timer()
+                for k, node in self.nodes.items()
+            ]
             due.append(self.swarm.next_timer())
             if self._queue:
                 due.append(self._queue[0][0])
@@ -106,13 +117,18 @@ class VirtualCluster:
                 return
             self.now = max(self.now, t)
             while self._queue and self._queue[0][0] <= self.now:
-                _, _, receiver, payload = heapq.heappop(self._queue)
+                _, seq, receiver, payload = heapq.heappop(self._queue)
+                if self._frozen(receiver):
+                    heapq.heappush(self._queue, (self._paused[receiver], seq, receiver, payload))
+                    continue
                 self.delivered += 1
                 if receiver == -1:
                     self.swarm.receive(payload, self.now)
                 elif receiver in self.nodes:
                     self.nodes[receiver].receive(payload, self.now)
-            for node in self.nodes.values():
+            for k, node in self.nodes.items():
+                if self._frozen(k):
+                    continue
                 if node.next_timer() <= self.now:
                     node.handle_timer(self.now)
                     while node.next_event() is not None:

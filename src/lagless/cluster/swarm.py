@@ -12,6 +12,8 @@ Measures (all from the players' side):
     * **Hand-off jump**: distance between the new owner's first position and the old owner's
       last one carried forward along its velocity, beside the same residual between consecutive
       updates of one owner (what a client sees anyway from acceleration and steering).
+    * **Fail-overs**: an owner change from a server that has published nothing for
+      ``SILENT_AFTER`` seconds (it died or stalled) is not a hand-off: counted apart with its gap.
     * **Recovery**: after ``server_killed``, the wall time until every car that server owned is
       updated again by another server (the slowest car).
     * **Inputs**: a snapshot's ``input_seq`` tells the client its inputs up to it are committed.
@@ -48,6 +50,7 @@ DECIDE_EVERY: Final = 0.05  # s between the bots' decisions
 RESEND: Final = 0.2  # s
 UNAPPLIED_AFTER: Final = 1.0  # s: an input not acknowledged by then is unapplied
 LIVE_WITHIN: Final = 1.0  # s: a car updated this recently is live
+SILENT_AFTER: Final = 0.5  # s without any snapshot: a server has stopped publishing
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +70,9 @@ class SwarmReport:
     """Wall time between consecutive updates of one owner, 99th percentile (the baseline)."""
     handoff_jump_m_max: float
     update_jump_m_p99: float
+    failovers_seen: int
+    """Owner changes away from a silent server that was not killed (a false alarm)."""
+    failover_gap_ms_max: float
     recovery_ms: float | None
     """Slowest car of a killed server back in a snapshot, ms; ``None`` without a kill or when a
     car never came back (see ``cars_unrecovered``)."""
@@ -99,6 +105,7 @@ class _Samples:
     handoff_jump: list[float] = field(default_factory=list)
     update_wall: list[float] = field(default_factory=list)
     update_jump: list[float] = field(default_factory=list)
+    failover_ticks: list[int] = field(default_factory=list)
 
 
 def _p99(values: list[float]) -> float:
@@ -137,6 +144,7 @@ class BotSwarm:
         self._killed: dict[int, float] = {}  # server -> time killed, s
         self._to_recover: dict[int, int] = {}  # player -> killed server that owned it
         self._recovered: dict[int, float] = {}  # player -> s from kill to its next update
+        self._heard: dict[int, float] = {}  # server -> time of its last snapshot, s
         self.updates = 0
         self.inputs_sent = 0
         self.inputs_lost = 0
@@ -166,6 +174,7 @@ class BotSwarm:
         for record in message.cars:
             if record.player < len(self._players):
                 self._update(record.player, message.server, message.tick, record, now)
+        self._heard[message.server] = now
 
     def _update(self, player: int, server: int, tick: int, record: CarRecord, now: float) -> None:
         p = self._players[player]
@@ -185,6 +194,8 @@ class BotSwarm:
             elif p.server in self._killed:
                 if player in self._to_recover and player not in self._recovered:
                     self._recovered[player] = now - self._killed[p.server]
+            elif now - self._heard.get(p.server, now) > SILENT_AFTER:
+                samples.failover_ticks.append(gap)
             else:
                 samples.handoff_ticks.append(gap)
                 samples.handoff_wall.append(wall)
@@ -254,6 +265,8 @@ class BotSwarm:
             update_gap_wall_ms_p99=1000.0 * _p99(s.update_wall),
             handoff_jump_m_max=max(s.handoff_jump, default=0.0),
             update_jump_m_p99=_p99(s.update_jump),
+            failovers_seen=len(s.failover_ticks),
+            failover_gap_ms_max=1000.0 * self._dt * max(s.failover_ticks, default=0),
             recovery_ms=recovery,
             cars_unrecovered=unrecovered,
             inputs_sent=self.inputs_sent,
