@@ -105,7 +105,7 @@ def test_ping_is_answered_with_the_server_clock() -> None:
     [
         encode_frame(Hello(PROTOCOL_ID + 1, LINK_VERSION)),
         encode_frame(Hello(PROTOCOL_ID, LINK_VERSION + 1)),
-        encode_frame(Ping(1.0)),
+        encode_frame(LinkMessage(RELIABLE, b"keys")),
         b"\xff\x00garbage",
     ],
 )
@@ -119,6 +119,17 @@ def test_a_bad_first_frame_closes_the_link(first: bytes) -> None:
     assert hub.links == 0
     hub.receive_frame(4, HELLO, 0.1)  # a frame after the close is ignored
     assert _events(hub) == []
+
+
+def test_a_ping_may_overtake_the_hello() -> None:
+    hub = _hub()
+    hub.open_link(1, ADDR, 0.0)
+    hub.receive_frame(1, encode_frame(Ping(0.5)), 0.1)  # a datagram ahead of the stream
+    assert hub.frames_to_send() == []  # not answered before the HELLO
+    assert hub.links_to_close() == []
+    hub.receive_frame(1, HELLO, 0.2)
+    assert [type(e) for e in _events(hub)] == [ClientConnected]
+    assert hub.bad_frames == 0
 
 
 def test_a_violation_after_hello_disconnects_the_player() -> None:

@@ -22,6 +22,8 @@ Decisions:
       ``hello_timeout`` s of opening, and any frame that does not decode, a second HELLO, a PONG
       or a message on a channel the server does not have closes it (``PROTOCOL_VIOLATION``); the
       bytes are counted in ``bad_frames``, never raised. Links beyond ``max_links`` are refused.
+      A PING before the HELLO is ignored, not answered: over WebTransport PINGs are datagrams,
+      which may overtake the HELLO on its stream (seen through a reordering link).
     * Channels keep their meaning in what the driver may drop: a message on an unreliable
       channel (and a PONG) is marked ``droppable``: the WebTransport driver sends it as a QUIC
       datagram, the WebSocket driver drops it rather than queue it behind a slow TCP connection,
@@ -183,7 +185,7 @@ class HybridServer(Server):
                 and frame.version == LINK_VERSION
             ):
                 self._connect(link)
-            else:
+            elif not isinstance(frame, Ping):  # a datagram may overtake the HELLO on its stream
                 self._violation(link)
         elif isinstance(frame, LinkMessage) and frame.channel < len(self._reliable):
             self.link_messages_received += 1
