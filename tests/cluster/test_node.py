@@ -220,6 +220,8 @@ def test_a_one_car_catch_up_snapshot_is_not_a_peers_last_full_snapshot() -> None
     peer.receive(encode(partial), 10.0)
     peer.handle_timer(10.6)
     assert 0 not in peer.dead
+    for _subject, payload in peer.messages_to_send():
+        peer.receive(payload, 10.6)  # the bus echoes the node's own snapshots back
     peer.handle_timer(11.2)
     assert 0 in peer.dead
     assert {0, 1, 2} <= set(peer.owned)
@@ -258,3 +260,17 @@ def test_a_stalled_server_is_taken_over_and_does_not_take_the_others_for_dead() 
     assert report.inputs_lost == 0
     assert report.inputs_unapplied == 0
     assert report.players_live == 30
+
+
+def test_a_silent_bus_makes_nobody_dead() -> None:
+    vc = VirtualCluster(servers=3, players=20, seed=8)
+    vc.run(vc.now + 1.0)
+    vc.drop_filter = lambda subject, receiver: ".snap." in subject
+    vc.run(vc.now + 1.5)
+    assert all(node.dead == set() and node.takeovers == 0 for node in vc.nodes.values())
+    vc.drop_filter = None
+    vc.run(vc.now + 1.0)
+    assert all(node.dead == set() for node in vc.nodes.values())
+    owners = _owners(vc)
+    assert sorted(owners) == list(range(20))
+    assert all(len(servers) == 1 for servers in owners.values())

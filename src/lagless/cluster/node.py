@@ -30,10 +30,11 @@ Decisions:
     * **Failure detection**: a server whose snapshot (the heartbeat) has not arrived for
       ``dead_after`` seconds (1 s: twenty missed snapshots) is dead. Servers never heard from are
       not judged. A node that was itself stalled that long does not judge the others on its
-      return (``handle_timer``). 0.5 s recovered twice as fast, but on the loaded 2-core
-      development machine a live server once went that long unheard; the false alarm was
-      resolved (one owner per car, no input lost) but its cars jumped back to the adopted
-      snapshot, about 5 m.
+      return (``handle_timer``), nor does one whose own snapshots have not come back from the
+      bus for as long (a stalled broker silences everyone at once). 0.5 s recovered twice as
+      fast, but on the loaded 2-core development machine a live server once went that long
+      unheard; the false alarm was resolved (one owner per car, no input lost) but its cars
+      jumped back to the adopted snapshot, about 5 m.
     * **Take-over**: the successor of a dead server is the live server owning the fewest cells
       (ties: the lowest id), as every node computes it from what it has heard. It claims the dead
       server's cells with ``epoch + 1`` and adopts the cars of its last snapshot at their last
@@ -262,6 +263,7 @@ class CellNode:
         self.stalls = 0
         """Times this node itself went ``dead_after`` without a ``handle_timer`` call."""
         self._last_call = now
+        self._echo = now  # when the bus last brought back one of our own snapshots, s
         self.late_handoffs = 0
         """Hand-offs that arrived after this server had published the snapshot they belonged in
         (a busy machine); each was made up for by a snapshot of that car at the missed tick."""
@@ -359,7 +361,9 @@ class CellNode:
         match message:
             case Input(player=player, seq=seq, keys=keys):
                 self._heard_input(player, seq, keys)
-            case Snapshot() if message.server != self.server and message.server < self.servers:
+            case Snapshot() if message.server == self.server:
+                self._echo = now
+            case Snapshot() if message.server < self.servers:
                 self._on_snapshot(message, now)
             case Border(cell=cell) if message.server != self.server and self._mine(cell):
                 self._on_border(message, now)
@@ -560,6 +564,8 @@ class CellNode:
         return self.world.state(player) if player in self.world.car_ids else fallback
 
     def _detect_failures(self, now: float) -> None:
+        if now - self._echo > self.config.dead_after:
+            return  # the bus itself is silent: nobody's silence means anything
         for server, seen in list(self._last_seen.items()):
             if server in self._dead or now - seen <= self.config.dead_after:
                 continue
