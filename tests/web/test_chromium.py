@@ -2,7 +2,9 @@
 
 One match (the demo's arena with 4 bots) on ``open_web_match``; Chromium opens its page at
 ``http://localhost:PORT/``, over WebSocket (the server offers nothing else) and over
-WebTransport (offered with a pinned certificate; the page names 127.0.0.1 for "localhost").
+WebTransport (offered with a pinned certificate; the page names 127.0.0.1 for "localhost"),
+and over WebTransport through the umts profile (``lagless.io.Proxy``: 170 ms each way, jitter
+that reorders, 1 % loss).
 Checked: the page connects on the expected link and receives snapshots, a held arrow key
 reaches the server as input events and the server's car moves, the page's own car follows the
 server's, the HUD shows RTT, kB/s and the display model, switching the model works, and a
@@ -27,6 +29,7 @@ from lagless.web.serve import COLOURS, open_web_match
 from tests.web.cdp import CHROMIUM, Page, chromium
 
 BOTS = 4
+RTT_MS = {"none": (0.0, 500.0), "umts": (300.0, 1000.0)}  # the HUD's RTT per link profile
 TRACK = 2.0  # m: how far the page's own car may be from the server's
 SPAWN_X = 20.0  # m: car 0 starts at (20, 10) heading +x (lagless.demo.arena.spawn)
 SHOT_DIR = os.environ.get("LAGLESS_WEB_SHOTS")  # keep the screenshots there when set
@@ -53,11 +56,13 @@ def _colour_pixels(png: bytes, rgb: tuple[int, int, int]) -> int:
     return int(np.all(pixels == np.array(rgb, dtype=pixels.dtype), axis=-1).sum())
 
 
-async def _scenario(transport: str) -> None:
+async def _scenario(transport: str, profile: str) -> None:
     offer = ("127.0.0.1", 0) if transport == "webtransport" else None
     local = ("127.0.0.1", 0)
     async with (
-        open_web_match(local, local, bots=BOTS, seed=3, webtransport=offer) as servers,
+        open_web_match(
+            local, local, bots=BOTS, seed=3, webtransport=offer, profile=profile
+        ) as servers,
         chromium() as browser,
     ):
         match = servers.match
@@ -75,7 +80,8 @@ async def _scenario(transport: str) -> None:
         (car_id,) = [k for c, k in server.cars.items() if c >= LINK_CONNECTION_BASE]
         assert status["carId"] == car_id == 0
         assert status["carsShown"] == BOTS + 1
-        assert 0.0 < status["rttMs"] < 500.0
+        low, high = RTT_MS[profile]
+        assert low < status["rttMs"] < high
         start = server.world.state(car_id)
         assert start.x == pytest.approx(SPAWN_X, abs=0.5)
 
@@ -115,7 +121,7 @@ async def _scenario(transport: str) -> None:
 
         png = await page.screenshot()
         if SHOT_DIR:
-            (Path(SHOT_DIR) / f"web-{transport}.png").write_bytes(png)
+            (Path(SHOT_DIR) / f"web-{transport}-{profile}.png").write_bytes(png)
         assert _colour_pixels(png, COLOURS["player"]) >= PIXELS_PER_CAR
         assert _colour_pixels(png, COLOURS["car"]) >= BOTS * PIXELS_PER_CAR
 
@@ -130,9 +136,13 @@ async def _scenario(transport: str) -> None:
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("transport", ["websocket", "webtransport"])
-def test_browser_joins_drives_and_draws_the_match(transport: str) -> None:
+@pytest.mark.parametrize(
+    ("transport", "profile"),
+    [("websocket", "none"), ("webtransport", "none"), ("webtransport", "umts")],
+    ids=["websocket", "webtransport", "webtransport-umts"],
+)
+def test_browser_joins_drives_and_draws_the_match(transport: str, profile: str) -> None:
     assert os.path.exists(CHROMIUM), "Debian's chromium is missing (.ci/run installs it)"
     started = time.monotonic()
-    asyncio.run(_scenario(transport))
+    asyncio.run(_scenario(transport, profile))
     assert time.monotonic() - started < 20.0  # about 4 s on a quiet machine

@@ -151,6 +151,10 @@ def test_the_command_serves_then_summarises(capsys: pytest.CaptureFixture[str]) 
     assert out[-1].startswith("web: 1.2 s, 0 players (0 browsers), 2 bots, tick ")
     assert run_app(app, [*args[:-1], "99"]) == 2
     assert "--bots must be in [0, 48], got 99" in capsys.readouterr().err
+    assert run_app(app, [*args, "--profile", "lte", "--no-webtransport"]) == 2
+    assert "--profile conditions WebTransport sessions" in capsys.readouterr().err
+    assert run_app(app, [*args, "--profile", "dialup"]) == 2
+    assert "unknown profile 'dialup'; valid: none, " in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])

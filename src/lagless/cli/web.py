@@ -12,6 +12,9 @@ Decisions:
     * The printed URL names the bound host, or ``localhost`` when bound to a wildcard address.
     * WebTransport is on unless ``--no-webtransport``; without ``aioquic`` installed it is off
       with a one-line note (browsers use WebSocket then).
+    * ``--profile`` puts the ``lagless proxy`` link models in front of the WebTransport sessions
+      (like ``lagless demo --server --profile``); WebSocket links run over TCP and are not
+      conditioned.
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ def web(
     no_webtransport: bool = typer.Option(
         False, "--no-webtransport", help="serve WebSocket links only"
     ),
+    profile: str = typer.Option(
+        "none", "--profile", help="network profile in front of WebTransport: none, lte, umts, ..."
+    ),
     bots: int = typer.Option(16, "--bots", help="bots on the server (0..48)"),
     seed: int = typer.Option(1, "--seed", help="seed of the match (bots)"),
     duration: float | None = typer.Option(None, "--duration", help="seconds to run"),
@@ -77,6 +83,8 @@ def web(
     def on_start(status: WebStatus) -> None:
         wt = status.webtransport_address
         offer = "" if wt is None else f", WebTransport on UDP {wt[1]}"
+        if wt is not None and status.profile != "none":
+            offer += f" through profile {status.profile}"
         echo(
             f"web: open http://{_hostport(*status.http_address)}/ in a browser{offer}; UDP "
             f"players: lagless demo --connect {_hostport(*status.udp_address)} "
@@ -108,6 +116,7 @@ def web(
                 on_start=on_start,
                 report=report,
                 webtransport=webtransport,
+                profile=profile,
             )
         )
     finally:

@@ -49,14 +49,16 @@ from lagless.demo.arena import (
     TickStats,
     make_server,
 )
+from lagless.demo.match import CLEAN, check_profile
 from lagless.errors import ConfigError
-from lagless.io import AsyncEndpoint, open_endpoint
+from lagless.io import AsyncEndpoint, Proxy, ProxyConfig, open_endpoint
 from lagless.io.websocket import (
     Link,
     StaticFile,
     WebSocketServer,
     open_websocket_server,
 )
+from lagless.netsim import get_profile
 from lagless.transport import RELIABLE, UNRELIABLE
 from lagless.transport.netcode_state import ServerDisconnectReason
 from lagless.web.certificate import make_certificate
@@ -162,6 +164,8 @@ class WebStatus:
     """Where ``lagless demo --connect`` players connect."""
     webtransport_address: Address | None
     """Where browsers open WebTransport sessions (UDP), or ``None``."""
+    profile: str
+    """The network profile in front of the WebTransport sessions."""
     elapsed: float
     """Seconds since the match started."""
     players: int
@@ -283,7 +287,10 @@ class WebServers:
     endpoint: AsyncEndpoint[WebMatch]
     """The UDP endpoint for ``lagless demo --connect`` (``endpoint.address``)."""
     webtransport: Address | None
-    """The WebTransport sessions' UDP address, or ``None`` when not served."""
+    """Where browsers open WebTransport sessions (UDP; the proxy's address when a profile is
+    on), or ``None`` when not served."""
+    profile: str
+    """The network profile in front of the WebTransport sessions (``none`` for a clean link)."""
 
 
 def webtransport_available() -> bool:
@@ -299,6 +306,7 @@ async def open_web_match(
     bots: int,
     seed: int,
     webtransport: Address | None = None,
+    profile: str = CLEAN,
 ) -> AsyncIterator[WebServers]:
     """Run the arena with ``bots`` bots for browsers on ``http`` and UDP players on ``udp``.
 
@@ -309,14 +317,22 @@ async def open_web_match(
         seed: Seeds the server and the bots.
         webtransport: Numeric UDP ``(host, port)`` for WebTransport sessions (port 0 picks
             one), or ``None`` for WebSocket only.
+        profile: A network profile (``lagless.netsim``) to put in front of the WebTransport
+            sessions, or ``none``: the QUIC server then binds an ephemeral loopback port and
+            ``lagless.io.Proxy`` listens on ``webtransport``, seeded with ``seed``, so every
+            datagram of a session crosses the profile's links. WebSocket links (TCP) and UDP
+            players are not conditioned.
 
     Yields:
         The match and its servers.
 
     Raises:
-        ConfigError: An address that cannot be bound, bad ``bots``, or WebTransport asked for
-            without ``aioquic``.
+        ConfigError: An address that cannot be bound, bad ``bots``, an unknown profile, a
+            profile without WebTransport, or WebTransport asked for without ``aioquic``.
     """
+    profile = check_profile(profile)
+    if webtransport is None and profile != CLEAN:
+        raise ConfigError("--profile conditions WebTransport sessions; it needs WebTransport on")
     if webtransport is not None and not webtransport_available():
         raise ConfigError("WebTransport needs aioquic: pip install 'lagless[web]'")
     loop = asyncio.get_running_loop()
@@ -333,9 +349,10 @@ async def open_web_match(
                 from lagless.io.webtransport import open_webtransport_server
 
                 pinned = make_certificate(time.time(), hosts=[http[0], webtransport[0]])
+                proxied = profile != CLEAN
                 wt = await stack.enter_async_context(
                     open_webtransport_server(
-                        webtransport,
+                        ("127.0.0.1", 0) if proxied else webtransport,
                         match,
                         certificate=pinned.certificate,
                         private_key=pinned.private_key,
@@ -344,6 +361,20 @@ async def open_web_match(
                     )
                 )
                 wt_address = wt.address
+                if proxied:
+                    chosen = get_profile(profile)
+                    proxy = Proxy(
+                        ProxyConfig(
+                            listen=webtransport,
+                            forward=wt.address,
+                            up=chosen.up,
+                            down=chosen.down,
+                            seed=seed,
+                        )
+                    )
+                    await proxy.start()
+                    stack.push_async_callback(proxy.close)
+                    wt_address = proxy.listen_address
                 wt_page = {
                     "port": wt_address[1],
                     "path": WT_PATH,
@@ -360,7 +391,7 @@ async def open_web_match(
             )
         except OSError as exc:
             raise ConfigError(f"cannot serve on {http[0]}:{http[1]}: {exc.strerror}") from None
-        yield WebServers(match, web, endpoint, wt_address)
+        yield WebServers(match, web, endpoint, wt_address, profile)
 
 
 class _Rates:
@@ -395,6 +426,7 @@ def web_status(servers: WebServers, elapsed: float, kbps: float) -> WebStatus:
         http_address=servers.web.address,
         udp_address=servers.endpoint.address,
         webtransport_address=servers.webtransport,
+        profile=servers.profile,
         elapsed=elapsed,
         players=len(match.bot.server.cars),
         browsers=len(match.hub.link_connections),
@@ -416,6 +448,7 @@ async def serve_web(
     on_start: Callable[[WebStatus], None],
     report: Callable[[WebStatus], None] | None = None,
     webtransport: Address | None = None,
+    profile: str = CLEAN,
 ) -> WebStatus:
     """Serve the arena to browsers and UDP players until ``duration`` s pass or ``stop`` is set.
 
@@ -429,6 +462,7 @@ async def serve_web(
         on_start: Called once the servers listen.
         report: Called once a second with the status, or ``None``.
         webtransport: UDP ``(host, port)`` for WebTransport sessions, or ``None``.
+        profile: A network profile in front of the WebTransport sessions (``open_web_match``).
 
     Returns:
         The final status.
@@ -440,7 +474,7 @@ async def serve_web(
         raise ConfigError(f"--duration must be a number of seconds > 0, got {duration:g}")
     loop = asyncio.get_running_loop()
     async with open_web_match(
-        http, udp, bots=bots, seed=seed, webtransport=webtransport
+        http, udp, bots=bots, seed=seed, webtransport=webtransport, profile=profile
     ) as servers:
         started = loop.time()
         rates = _Rates()
