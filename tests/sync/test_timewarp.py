@@ -211,7 +211,13 @@ def test_final_checksums_reveal_a_desync(flawed: bool) -> None:
     games = [Arena(2), _Flawed(2) if flawed else Arena(2)]
     peers = [
         TimeWarpPeer(
-            games[i], peer=i, peers=2, rng=random.Random(i), frame_period=PERIOD, window=20
+            games[i],
+            peer=i,
+            peers=2,
+            rng=random.Random(i),
+            frame_period=PERIOD,
+            window=20,
+            check_every=30,
         )
         for i in range(2)
     ]

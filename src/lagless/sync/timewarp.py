@@ -53,7 +53,7 @@ Decisions:
       garbage and dropped (throttled peers never run that far ahead), so a faulty peer cannot
       grow the input queue without bound.
     * Desync detection: a state leaves the state queue once it is ``window`` frames old and no
-      rollback can reach it; every ``check_every`` frames (default 30) its checksum rides on
+      rollback can reach it; every ``check_every`` frames (default 60) its checksum rides on
       the next ``CHECK_REPEATS`` datagrams, and a peer whose own final checksum of that frame
       differs records the frame in ``SyncStats.desyncs`` (a non-deterministic ``step``, or a
       straggler older than the state queue).
@@ -75,7 +75,7 @@ from lagless.sync.timewarp_codec import MAX_INPUT, MAX_MESSAGES, Message, Packet
 
 __all__ = ["CHECKS_KEPT", "CHECK_REPEATS", "LocalRollbackPeer", "React", "TimeWarpPeer"]
 
-CHECK_REPEATS: Final = 10
+CHECK_REPEATS: Final = 3
 """Ticks a final checksum rides on every datagram (redundancy against loss)."""
 CHECKS_KEPT: Final = 64
 """Own and remote final checksums kept for comparison (the oldest are forgotten)."""
@@ -141,7 +141,7 @@ class _OptimisticPeer(Generic[S]):
         max_catch_up: int = 2,
         react: React | None = None,
         pain_threshold: float = 0.25,
-        check_every: int = 30,
+        check_every: int = 60,
     ) -> None:
         if not 2 <= peers <= 255 or not 0 <= peer < peers:
             raise ConfigError(f"need 2 <= peers <= 255 and 0 <= peer < peers, got {peer}/{peers}")
