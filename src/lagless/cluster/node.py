@@ -162,28 +162,19 @@ class _Pending:
 
 
 def advance(state: CarState, dt: float) -> CarState:
-    """Return ``state`` carried ``dt`` seconds ahead (a few ticks) at constant speed and turn rate.
+    """Return ``state`` carried ``dt`` seconds ahead (a few ticks) along its velocity.
 
-    The velocity turns with the body (``angular_velocity``, rad/s), so a car in a curve stays on
-    its arc; without turning this is a straight line.
+    A straight line: carrying the velocity round with the turn rate predicted the next
+    snapshot worse (50-ms residual p99 0.05-0.07 m against 0.03 m in the same runs), as the
+    cars slide.
     """
-    vx, vy, w = state.vx, state.vy, state.angular_velocity
-    turn = w * dt
-    if abs(turn) < 1e-9:
-        dx, dy, nvx, nvy = vx * dt, vy * dt, vx, vy
-    else:
-        sin, one_minus_cos = math.sin(turn), 1.0 - math.cos(turn)
-        dx = (vx * sin - vy * one_minus_cos) / w
-        dy = (vx * one_minus_cos + vy * sin) / w
-        cos = 1.0 - one_minus_cos
-        nvx, nvy = vx * cos - vy * sin, vx * sin + vy * cos
     return CarState(
-        x=state.x + dx,
-        y=state.y + dy,
-        heading=math.remainder(state.heading + turn, 2.0 * math.pi),
-        vx=nvx,
-        vy=nvy,
-        angular_velocity=w,
+        x=state.x + state.vx * dt,
+        y=state.y + state.vy * dt,
+        heading=math.remainder(state.heading + state.angular_velocity * dt, 2.0 * math.pi),
+        vx=state.vx,
+        vy=state.vy,
+        angular_velocity=state.angular_velocity,
         steer=state.steer,
         keys=state.keys,
     )
