@@ -13,8 +13,12 @@ Decisions:
       most 14 days; the caller makes it (``lagless.web.certificate``) and serves the hash.
     * A session on any other path than ``path`` gets 404; one QUIC connection may carry several
       sessions, each its own link, and the connection's end closes them all.
-    * A droppable frame larger than the connection's datagram limit (``max_datagram``) goes on
-      the stream instead: a 64-car snapshot (1.2 kB) does not fit a 1200-byte QUIC packet.
+    * A droppable frame larger than ``MAX_DATAGRAM`` goes on the stream instead: a 64-car
+      snapshot (1.2 kB) does not fit a 1200-byte QUIC packet.
+    * QUIC paces DATAGRAM frames by its congestion window too, and aioquic queues the ones it
+      cannot send yet without bound: on a lossy, slow link (the gprs profile) snapshots then
+      arrived seconds late. A droppable frame is dropped (and counted) when ``DROP_BACKLOG``
+      datagrams already wait, as over WebSocket: newer snapshots replace stale ones.
     * A stream whose length prefix exceeds ``max_frame`` or whose frame is empty closes the link
       (the deframer never buffers more than ``max_frame + 2`` bytes); datagrams over
       ``max_frame`` are dropped and counted.
@@ -49,7 +53,7 @@ from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated, QuicEvent
 
 from lagless._types import Address
-from lagless.io.websocket import LinkHandler
+from lagless.io.websocket import DROP_BACKLOG, LinkHandler
 
 __all__ = [
     "IDLE_TIMEOUT",
@@ -64,6 +68,12 @@ MAX_DATAGRAM: Final = 1100  # bytes: a frame larger than this goes on the stream
 _LENGTH: Final = struct.Struct("<H")
 
 _log = logging.getLogger("lagless.io")
+
+
+def _datagram_backlog(quic: Any) -> int:
+    """Return the DATAGRAM frames aioquic holds back for the congestion window (0 if unknown)."""
+    pending = getattr(quic, "_datagrams_pending", ())  # aioquic keeps the queue private
+    return len(pending)
 
 
 class StreamDeframer:
@@ -135,8 +145,8 @@ class WebTransportLink:
         self.frames_out = 0
         """Frames sent."""
         self.dropped = 0
-        """Frames not sent: reliable ones before the browser opened its stream, oversized
-        datagrams received."""
+        """Frames not sent: datagrams behind a full congestion window, reliable ones before the
+        browser opened its stream, oversized datagrams received."""
 
     @property
     def closing(self) -> bool:
@@ -151,6 +161,9 @@ class WebTransportLink:
         if h3 is None:
             return
         if droppable and len(data) <= MAX_DATAGRAM:
+            if _datagram_backlog(self._protocol.quic) >= DROP_BACKLOG:
+                self.dropped += 1  # the congestion window holds older ones back: drop this
+                return
             h3.send_datagram(self.session_id, data)
         elif self.stream_id is not None:
             self._protocol.quic.send_stream_data(self.stream_id, StreamDeframer.frame(data))
