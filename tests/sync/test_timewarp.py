@@ -289,3 +289,21 @@ def test_decode_rejects_corruption_or_reads_it_exactly(packet: Packet, at: int, 
     decoded = decode(bytes(data))
     assert decoded is None or encode(decoded) == bytes(data)
     assert decode(encode(packet)[:-1]) is None  # a valid packet cut short never decodes
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "topology"), [("time-warp", "mesh"), ("local-rollback", "star")]
+)
+def test_eight_peers_over_the_simulator_converge(algorithm: str, topology: str) -> None:
+    from lagless.sync.harness import HarnessConfig, run_session
+
+    bots = [ScriptedInputs(p, 2) for p in range(8)]
+    config = HarnessConfig(
+        algorithm=algorithm, peers=8, topology=topology, profile="wifi", loss=0.05,
+        duration=1.5, drain=1.0, knobs={"react": _react},
+    )  # fmt: skip
+    result = run_session(config, Arena(8), lambda peer, tick: bots[peer].at_frame(tick))
+    assert result.converged
+    assert result.final_frame >= 140
+    assert result.metrics()["rollbacks_per_s"] > 0
+    assert result.metrics()["desyncs"] == 0
