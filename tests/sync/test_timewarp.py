@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from lagless.errors import ConfigError
 from lagless.sync.arena import SHOOT, Arena, ArenaState, ScriptedInputs
+from lagless.sync.harness import HarnessConfig, run_session
 from lagless.sync.registry import make_peer
 from lagless.sync.timewarp import LocalRollbackPeer, TimeWarpPeer
 from lagless.sync.timewarp_codec import (
@@ -295,13 +296,17 @@ def test_decode_rejects_corruption_or_reads_it_exactly(packet: Packet, at: int, 
     ("algorithm", "topology"), [("time-warp", "mesh"), ("local-rollback", "star")]
 )
 def test_eight_peers_over_the_simulator_converge(algorithm: str, topology: str) -> None:
-    from lagless.sync.harness import HarnessConfig, run_session
-
     bots = [ScriptedInputs(p, 2) for p in range(8)]
     config = HarnessConfig(
-        algorithm=algorithm, peers=8, topology=topology, profile="wifi", loss=0.05,
-        duration=1.5, drain=1.0, knobs={"react": _react},
-    )  # fmt: skip
+        algorithm=algorithm,
+        peers=8,
+        topology=topology,
+        profile="wifi",
+        loss=0.05,
+        duration=1.5,
+        drain=1.0,
+        knobs={"react": _react},
+    )
     result = run_session(config, Arena(8), lambda peer, tick: bots[peer].at_frame(tick))
     assert result.converged
     assert result.final_frame >= 140
