@@ -39,6 +39,7 @@ def test_bots_cross_borders_without_gap_jump_or_lost_input() -> None:
     assert handoffs >= 5
     assert report.handoffs_seen == handoffs
     assert report.handoff_gap_ms_max == pytest.approx(INTERVAL_MS)
+    assert report.update_gap_ms_max == pytest.approx(INTERVAL_MS)
     assert report.handoff_jump_m_max < 0.1
     assert report.inputs_sent > 100
     assert report.inputs_lost == 0

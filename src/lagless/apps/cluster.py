@@ -166,6 +166,10 @@ class ClusterReport:
     handoff_gap_wall_ms_max: float
     handoff_gap_wall_ms_p99: float
     update_gap_wall_ms_p99: float
+    update_gap_ms_max: float
+    """Largest server-time gap between two updates of a car from one server (ticks skipped by a
+    server that fell more than half a second behind)."""
+    ticks_skipped: int
     handoff_jump_m_max: float
     update_jump_m_p99: float
     failovers_seen: int
@@ -463,6 +467,8 @@ async def _play(
         handoff_gap_wall_ms_max=round(result.handoff_gap_wall_ms_max, 1),
         handoff_gap_wall_ms_p99=round(result.handoff_gap_wall_ms_p99, 1),
         update_gap_wall_ms_p99=round(result.update_gap_wall_ms_p99, 1),
+        update_gap_ms_max=round(result.update_gap_ms_max, 1),
+        ticks_skipped=sum(s.ticks_skipped for s in stats.values()),
         handoff_jump_m_max=round(result.handoff_jump_m_max, 3),
         update_jump_m_p99=round(result.update_jump_m_p99, 3),
         failovers_seen=result.failovers_seen,

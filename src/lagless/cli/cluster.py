@@ -46,7 +46,8 @@ def summary_lines(report: ClusterReport) -> list[str]:
         f"{report.handoff_gap_ms_max:.0f} ms of server time (goal <= {HANDOFF_GAP_GOAL_MS:.0f}: "
         f"{_verdict(report.handoff_gap_ms_max <= HANDOFF_GAP_GOAL_MS)}), received "
         f"{report.handoff_gap_wall_ms_max:.0f} ms apart at most (ordinary updates p99 "
-        f"{report.update_gap_wall_ms_p99:.0f} ms)",
+        f"{report.update_gap_wall_ms_p99:.0f} ms; their largest server-time gap "
+        f"{report.update_gap_ms_max:.0f} ms, {report.ticks_skipped} ticks skipped)",
         f"  jump at a hand-off: max {report.handoff_jump_m_max:.3f} m (ordinary updates p99 "
         f"{report.update_jump_m_p99:.3f} m)",
         f"  inputs: {report.inputs_sent} sent, {report.inputs_lost} committed inputs lost, "

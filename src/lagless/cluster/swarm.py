@@ -68,6 +68,9 @@ class SwarmReport:
     handoff_gap_wall_ms_p99: float
     update_gap_wall_ms_p99: float
     """Wall time between consecutive updates of one owner, 99th percentile (the baseline)."""
+    update_gap_ms_max: float
+    """Largest server-time gap between consecutive updates of one owner (a server that fell
+    behind by more than its catch-up skips ticks, snapshot instants included)."""
     handoff_jump_m_max: float
     update_jump_m_p99: float
     failovers_seen: int
@@ -104,6 +107,7 @@ class _Samples:
     handoff_wall: list[float] = field(default_factory=list)
     handoff_jump: list[float] = field(default_factory=list)
     update_wall: list[float] = field(default_factory=list)
+    update_ticks_max: int = 0
     update_jump: list[float] = field(default_factory=list)
     failover_ticks: list[int] = field(default_factory=list)
 
@@ -190,6 +194,7 @@ class BotSwarm:
             samples = self._samples
             if p.server == server:
                 samples.update_wall.append(wall)
+                samples.update_ticks_max = max(samples.update_ticks_max, gap)
                 samples.update_jump.append(jump)
             elif p.server in self._killed:
                 if player in self._to_recover and player not in self._recovered:
@@ -263,6 +268,7 @@ class BotSwarm:
             handoff_gap_wall_ms_max=1000.0 * max(s.handoff_wall, default=0.0),
             handoff_gap_wall_ms_p99=1000.0 * _p99(s.handoff_wall),
             update_gap_wall_ms_p99=1000.0 * _p99(s.update_wall),
+            update_gap_ms_max=1000.0 * self._dt * s.update_ticks_max,
             handoff_jump_m_max=max(s.handoff_jump, default=0.0),
             update_jump_m_p99=_p99(s.update_jump),
             failovers_seen=len(s.failover_ticks),
