@@ -114,7 +114,7 @@ def test_lan_runs_in_step_without_stalls(peers: int) -> None:
 
 def test_loss_stalls_but_never_diverges() -> None:
     clean, _ = _run(3, duration=2.5)
-    lossy, built = _run(3, loss=0.2, duration=2.5)
+    lossy, built = _run(3, loss=0.4, duration=2.5)
     assert lossy.metrics()["inconsistent_frames"] == 0
     assert lossy.converged
     assert lossy.metrics()["stall_frames"] > clean.metrics()["stall_frames"] + 20
