@@ -48,11 +48,12 @@ import random
 import struct
 from collections import deque
 from dataclasses import dataclass
-from typing import Final, Generic, TypeVar
+from typing import Final, TypeVar
 
 from lagless.errors import ConfigError
-from lagless.sync.clock import KIND_PING, KIND_PONG, PeerClock, decode_clock_message
+from lagless.sync.clock import PeerClock
 from lagless.sync.contract import DeterministicGame, Outgoing, SyncStats
+from lagless.sync.peer_base import ClockedPeer
 
 __all__ = [
     "KIND_ADU",
@@ -135,7 +136,7 @@ class BucketConfig:
             raise ConfigError(f"ping_interval must be > 0 s, got {self.ping_interval}")
 
 
-class BucketPeer(Generic[S]):
+class BucketPeer(ClockedPeer[S]):
     """One bucket-synchronisation participant (a ``SyncPeer``); see the module docstring.
 
     Args:
@@ -188,21 +189,6 @@ class BucketPeer(Generic[S]):
         """(bucket, checksum of the state after processing it), the newest ``HISTORY``."""
 
     @property
-    def peer(self) -> int:
-        """This peer's number."""
-        return self._peer
-
-    @property
-    def peers(self) -> int:
-        """How many peers take part."""
-        return self._peers
-
-    @property
-    def frame_period(self) -> float:
-        """The bucket period, seconds (one tick per bucket)."""
-        return self._period
-
-    @property
     def displayed_frame(self) -> int:
         """The bucket of ``displayed_state`` (the current period)."""
         return self._view_frame
@@ -222,22 +208,10 @@ class BucketPeer(Generic[S]):
         """The delayed shared state, equal on every peer unless ADUs were late or lost."""
         return self._state
 
-    @property
-    def stats(self) -> SyncStats:
-        """Counters since the start."""
-        return self._stats
-
-    @property
-    def clock(self) -> PeerClock:
-        """The session clock and RTT estimates."""
-        return self._clock
-
     def tick(self, now: float, local_input: bytes) -> None:
         """Send this period's ADU, process every bucket that is due, rebuild the local view."""
-        if len(local_input) > MAX_INPUT:
-            raise ConfigError(f"local_input has at most {MAX_INPUT} bytes, got {len(local_input)}")
-        for other, ping in self._clock.tick(now):
-            self._emit(other, ping)
+        self._check_input(local_input, MAX_INPUT)
+        self._send_pings(now, frozenset())
         session = self._clock.session_time(now)
         changed = local_input != self._last_input
         self._last_input = local_input
@@ -261,18 +235,7 @@ class BucketPeer(Generic[S]):
 
     def receive(self, source: int, payload: bytes, now: float) -> None:
         """A datagram from ``source``: a ping/pong or an ADU; garbage is counted."""
-        self._stats.bytes_received += len(payload)
-        if not 0 <= source < self._peers or source == self._peer or not payload:
-            self.garbage += 1
-            return
-        if payload[0] in (KIND_PING, KIND_PONG):
-            message = decode_clock_message(payload)
-            if message is None:
-                self.garbage += 1
-                return
-            reply = self._clock.receive(source, message, now)
-            if reply is not None:
-                self._emit(source, reply)
+        if not self._screen(source, payload, now):
             return
         adu = decode_adu(payload)
         if adu is None or adu.bucket >= self._processed + MAX_AHEAD:
@@ -282,15 +245,6 @@ class BucketPeer(Generic[S]):
             self._stats.late_discarded += 1
             return
         self._file(source, adu.bucket, adu.input)
-
-    def outgoing(self) -> list[Outgoing]:
-        """The datagrams produced since the last call."""
-        out, self._out = self._out, []
-        return out
-
-    def _emit(self, destination: int, payload: bytes) -> None:
-        self._stats.bytes_sent += len(payload)
-        self._out.append(Outgoing(destination, payload))
 
     def _file(self, player: int, bucket: int, data: bytes) -> None:
         slots = self._buckets.get(bucket)

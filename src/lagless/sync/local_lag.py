@@ -55,11 +55,12 @@ import random
 import struct
 from collections import deque
 from dataclasses import dataclass
-from typing import Final, Generic, Literal, TypeVar
+from typing import Final, Literal, TypeVar
 
 from lagless.errors import ConfigError
-from lagless.sync.clock import KIND_PING, KIND_PONG, PeerClock, decode_clock_message
+from lagless.sync.clock import PeerClock
 from lagless.sync.contract import DeterministicGame, Outgoing, SyncStats
+from lagless.sync.peer_base import ClockedPeer
 
 __all__ = [
     "KIND_INPUTS",
@@ -194,7 +195,7 @@ class LocalLagConfig:
             raise ConfigError(f"ping_interval must be > 0 s, got {self.ping_interval}")
 
 
-class LocalLagPeer(Generic[S]):
+class LocalLagPeer(ClockedPeer[S]):
     """One local-lag participant (a ``SyncPeer``); see the module docstring.
 
     Args:
@@ -257,47 +258,10 @@ class LocalLagPeer(Generic[S]):
         self.garbage = 0
         """Datagrams dropped as malformed or out of range."""
 
-    @property
-    def peer(self) -> int:
-        """This peer's number."""
-        return self._peer
-
-    @property
-    def peers(self) -> int:
-        """How many peers take part."""
-        return self._peers
-
-    @property
-    def frame_period(self) -> float:
-        """Seconds per frame."""
-        return self._period
-
-    @property
-    def displayed_frame(self) -> int:
-        """The frame shown: the session clock's frame, once synchronised."""
-        return self._frame
-
-    @property
-    def displayed_state(self) -> S:
-        """The state of ``displayed_frame``."""
-        return self._state
-
-    @property
-    def stats(self) -> SyncStats:
-        """Counters since the start."""
-        return self._stats
-
-    @property
-    def clock(self) -> PeerClock:
-        """The session clock and RTT estimates."""
-        return self._clock
-
     def tick(self, now: float, local_input: bytes) -> None:
         """Schedule the local input ``delay`` ahead, repair if asked, step to the clock's frame."""
-        if len(local_input) > MAX_INPUT:
-            raise ConfigError(f"local_input has at most {MAX_INPUT} bytes, got {len(local_input)}")
-        for other, ping in self._clock.tick(now):
-            self._emit(other, ping)
+        self._check_input(local_input, MAX_INPUT)
+        self._send_pings(now, frozenset())
         if local_input != self._last_input:
             self._last_input = local_input
             if self._change_time is None:
@@ -318,18 +282,7 @@ class LocalLagPeer(Generic[S]):
 
     def receive(self, source: int, payload: bytes, now: float) -> None:
         """A datagram from ``source``: a ping/pong or an input run; garbage is counted."""
-        self._stats.bytes_received += len(payload)
-        if not 0 <= source < self._peers or source == self._peer or not payload:
-            self.garbage += 1
-            return
-        if payload[0] in (KIND_PING, KIND_PONG):
-            message = decode_clock_message(payload)
-            if message is None:
-                self.garbage += 1
-                return
-            reply = self._clock.receive(source, message, now)
-            if reply is not None:
-                self._emit(source, reply)
+        if not self._screen(source, payload, now):
             return
         run = decode_inputs(payload)
         if run is None or run.first + len(run.inputs) > self._frame + MAX_AHEAD:
@@ -357,15 +310,6 @@ class LocalLagPeer(Generic[S]):
                 self._rollback_from = frame if start is None else min(start, frame)
             else:
                 self._stats.late_discarded += 1
-
-    def outgoing(self) -> list[Outgoing]:
-        """The datagrams produced since the last call."""
-        out, self._out = self._out, []
-        return out
-
-    def _emit(self, destination: int, payload: bytes) -> None:
-        self._stats.bytes_sent += len(payload)
-        self._out.append(Outgoing(destination, payload))
 
     def _frames_of(self, delay: float) -> int:
         return max(0, math.ceil(delay / self._period - 1e-9))

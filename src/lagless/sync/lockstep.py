@@ -53,11 +53,12 @@ import math
 import random
 import struct
 from dataclasses import dataclass
-from typing import Final, Generic, TypeVar
+from typing import Final, TypeVar
 
 from lagless.errors import ConfigError
-from lagless.sync.clock import KIND_PING, KIND_PONG, PeerClock, decode_clock_message
+from lagless.sync.clock import PeerClock
 from lagless.sync.contract import DeterministicGame, Outgoing, SyncStats
+from lagless.sync.peer_base import ClockedPeer
 
 __all__ = [
     "KIND_COMMANDS",
@@ -213,7 +214,7 @@ class LockstepConfig:
             raise ConfigError("drop_timeout and ping_interval must be > 0 s")
 
 
-class LockstepPeer(Generic[S]):
+class LockstepPeer(ClockedPeer[S]):
     """One lockstep participant (a ``SyncPeer``); see the module docstring for the protocol.
 
     Args:
@@ -255,7 +256,7 @@ class LockstepPeer(Generic[S]):
         self._turn = 0
         self._frame_in_turn = 0
         self._frames_per_turn = self.config.start_frames
-        self._frame_period = 1.0 / self.config.max_frame_rate
+        self._period = 1.0 / self.config.max_frame_rate
         self._turn_inputs: list[bytes] = [game.neutral_input] * peers
         self._own: dict[int, Command] = {}
         self._received: list[dict[int, Command]] = [{} for _ in range(peers)]
@@ -282,36 +283,6 @@ class LockstepPeer(Generic[S]):
         """Datagrams dropped as malformed or out of range."""
 
     @property
-    def peer(self) -> int:
-        """This peer's number."""
-        return self._peer
-
-    @property
-    def peers(self) -> int:
-        """How many peers take part."""
-        return self._peers
-
-    @property
-    def frame_period(self) -> float:
-        """Seconds between ticks: one frame at the slowest peer's frame rate."""
-        return self._frame_period
-
-    @property
-    def displayed_frame(self) -> int:
-        """The frame of ``displayed_state`` (frames stepped so far)."""
-        return self._frame
-
-    @property
-    def displayed_state(self) -> S:
-        """The state after the last stepped frame, identical on every peer."""
-        return self._state
-
-    @property
-    def stats(self) -> SyncStats:
-        """Counters since the start."""
-        return self._stats
-
-    @property
     def turn(self) -> int:
         """The turn being played (or waited for)."""
         return self._turn
@@ -326,18 +297,10 @@ class LockstepPeer(Generic[S]):
         """Dropped peers and the turn each was dropped from (a copy)."""
         return dict(self._drops)
 
-    @property
-    def clock(self) -> PeerClock:
-        """The RTT estimates to every peer."""
-        return self._clock
-
     def tick(self, now: float, local_input: bytes) -> None:
         """One frame: start the next turn if every command and ack is in, then step; else stall."""
-        if len(local_input) > MAX_INPUT:
-            raise ConfigError(f"local_input has at most {MAX_INPUT} bytes, got {len(local_input)}")
-        for other, ping in self._clock.tick(now):
-            if other not in self._drops:
-                self._emit(other, ping)
+        self._check_input(local_input, MAX_INPUT)
+        self._send_pings(now, self._drops)
         if local_input != self._last_input:
             self._last_input = local_input
             if self._change_time is None:
@@ -371,33 +334,13 @@ class LockstepPeer(Generic[S]):
 
     def receive(self, source: int, payload: bytes, now: float) -> None:
         """A datagram from ``source``: a ping/pong or a command batch; garbage is counted."""
-        self._stats.bytes_received += len(payload)
-        if not 0 <= source < self._peers or source == self._peer or not payload:
-            self.garbage += 1
-            return
-        if payload[0] in (KIND_PING, KIND_PONG):
-            message = decode_clock_message(payload)
-            if message is None:
-                self.garbage += 1
-                return
-            reply = self._clock.receive(source, message, now)
-            if reply is not None:
-                self._emit(source, reply)
+        if not self._screen(source, payload, now):
             return
         batch = decode_commands(payload)
         if batch is None:
             self.garbage += 1
             return
         self._take(source, batch)
-
-    def outgoing(self) -> list[Outgoing]:
-        """The datagrams produced since the last call."""
-        out, self._out = self._out, []
-        return out
-
-    def _emit(self, destination: int, payload: bytes) -> None:
-        self._stats.bytes_sent += len(payload)
-        self._out.append(Outgoing(destination, payload))
 
     def _active(self, peer: int, turn: int) -> bool:
         dropped_from = self._drops.get(peer)
@@ -431,7 +374,7 @@ class LockstepPeer(Generic[S]):
         rtt = self._clock.max_rtt(active)
         length = self.config.initial_turn if rtt is None else rtt
         length = min(self.config.max_turn, max(self.config.min_turn, length))
-        return self._fpt_for(length, self._frame_period)
+        return self._fpt_for(length, self._period)
 
     def _begin_turn(self, local_input: bytes) -> bool:
         """Set up turn ``self._turn`` and send the command for two turns on; False if aborted."""
@@ -443,7 +386,7 @@ class LockstepPeer(Generic[S]):
         live = [c for p, c in enumerate(commands) if c is not None and self._active(p, turn)]
         if turn >= LEAD and live:
             self._frames_per_turn = max(c.frames_per_turn for c in live)
-            self._frame_period = 1.0 / min(c.frame_rate for c in live)
+            self._period = 1.0 / min(c.frame_rate for c in live)
         neutral = self._game.neutral_input
         self._turn_inputs = [
             c.input if c is not None and self._active(p, turn) else neutral
@@ -538,4 +481,4 @@ class LockstepPeer(Generic[S]):
         srtt = self._clock.rtt(other)
         if srtt is None:
             return 0.2
-        return max(2.0 * self._frame_period, srtt + 4.0 * self._clock.rtt_deviation(other))
+        return max(2.0 * self._period, srtt + 4.0 * self._clock.rtt_deviation(other))

@@ -67,7 +67,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, TypeVar
 
 from lagless.sync.contract import DeterministicGame, Outgoing, SyncStats
 from lagless.sync.inputs import (
@@ -80,6 +80,7 @@ from lagless.sync.inputs import (
     encode_spectate_packet,
     encode_spectator_ack,
 )
+from lagless.sync.peer_base import PeerBase
 
 __all__ = ["RollbackPeer", "RollbackSpectator", "make_rollback_peer"]
 
@@ -107,7 +108,7 @@ def _keep_last(table: dict[int, int], limit: int) -> None:
         del table[next(iter(table))]
 
 
-class RollbackPeer(Generic[S]):
+class RollbackPeer(PeerBase[S]):
     """A player of a GGPO-style rollback session (a ``SyncPeer``), sans-I/O.
 
     Args:
@@ -226,36 +227,6 @@ class RollbackPeer(Generic[S]):
     # -- SyncPeer ------------------------------------------------------------------------------
 
     @property
-    def peer(self) -> int:
-        """This player's number."""
-        return self._peer
-
-    @property
-    def peers(self) -> int:
-        """Players plus spectators."""
-        return self._peers
-
-    @property
-    def frame_period(self) -> float:
-        """Seconds until the next tick: the nominal period, longer while this peer is ahead."""
-        return self._period
-
-    @property
-    def displayed_frame(self) -> int:
-        """The frame of the state on screen (predicted frames included)."""
-        return self._frame
-
-    @property
-    def displayed_state(self) -> S:
-        """The state on screen."""
-        return self._state
-
-    @property
-    def stats(self) -> SyncStats:
-        """Counters since the start."""
-        return self._stats
-
-    @property
     def confirmed_frame(self) -> int:
         """The highest frame for which every player's input is known (-1: none)."""
         return min(self._known)
@@ -327,11 +298,6 @@ class RollbackPeer(Generic[S]):
                 self.rejected += 1
         else:
             self.rejected += 1
-
-    def outgoing(self) -> list[Outgoing]:
-        """The datagrams of the last tick."""
-        out, self._out = self._out, []
-        return out
 
     # -- simulation ----------------------------------------------------------------------------
 
@@ -510,12 +476,8 @@ class RollbackPeer(Generic[S]):
             )
             self._emit(spectator, payload)
 
-    def _emit(self, destination: int, payload: bytes) -> None:
-        self._out.append(Outgoing(destination, payload))
-        self._stats.bytes_sent += len(payload)
 
-
-class RollbackSpectator(Generic[S]):
+class RollbackSpectator(PeerBase[S]):
     """A spectator of a rollback session: steps confirmed inputs from the host, sends only acks.
 
     Args:
@@ -569,36 +531,6 @@ class RollbackSpectator(Generic[S]):
         self._stats = SyncStats()
         self.rejected = 0
 
-    @property
-    def peer(self) -> int:
-        """This spectator's number."""
-        return self._peer
-
-    @property
-    def peers(self) -> int:
-        """Players plus spectators."""
-        return self._peers
-
-    @property
-    def frame_period(self) -> float:
-        """Seconds between ticks (constant)."""
-        return self._period
-
-    @property
-    def displayed_frame(self) -> int:
-        """The frame on screen (always confirmed)."""
-        return self._frame
-
-    @property
-    def displayed_state(self) -> S:
-        """The state on screen."""
-        return self._state
-
-    @property
-    def stats(self) -> SyncStats:
-        """Counters since the start."""
-        return self._stats
-
     def tick(self, now: float, local_input: bytes) -> None:
         """Step one frame (two when behind) of confirmed inputs, or stall; ack to the host."""
         del now, local_input
@@ -616,8 +548,7 @@ class RollbackSpectator(Generic[S]):
         if not stepped:
             self._stats.stall_frames += 1
         payload = encode_spectator_ack(self._known)
-        self._out.append(Outgoing(self._host, payload))
-        self._stats.bytes_sent += len(payload)
+        self._emit(self._host, payload)
 
     def receive(self, source: int, payload: bytes, now: float) -> None:
         """Take a feed from the host; anything else is counted and dropped."""
@@ -640,11 +571,6 @@ class RollbackSpectator(Generic[S]):
             self._known = frame
         if packet.checksum_frame >= 0:
             self._record_host_sum(packet.checksum_frame, packet.checksum)
-
-    def outgoing(self) -> list[Outgoing]:
-        """The acknowledgements of the last tick."""
-        out, self._out = self._out, []
-        return out
 
     def _record_sum(self, frame: int, checksum: int) -> None:
         self.checksums[frame] = checksum

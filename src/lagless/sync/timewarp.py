@@ -67,10 +67,11 @@ from __future__ import annotations
 import bisect
 import random
 from collections.abc import Callable
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, TypeVar
 
 from lagless.errors import ConfigError
 from lagless.sync.contract import DeterministicGame, Outgoing, SyncStats
+from lagless.sync.peer_base import PeerBase
 from lagless.sync.timewarp_codec import MAX_INPUT, MAX_MESSAGES, Message, Packet, decode, encode
 
 __all__ = ["CHECKS_KEPT", "CHECK_REPEATS", "LocalRollbackPeer", "React", "TimeWarpPeer"]
@@ -123,7 +124,7 @@ class _Inputs:
             del frames[:keep]
 
 
-class _OptimisticPeer(Generic[S]):
+class _OptimisticPeer(PeerBase[S]):
     """The machinery both variants share; ``_hold`` selects local rollback."""
 
     _hold = False
@@ -206,36 +207,6 @@ class _OptimisticPeer(Generic[S]):
 
     # -- SyncPeer ------------------------------------------------------------------------------
 
-    @property
-    def peer(self) -> int:
-        """This peer's number."""
-        return self._peer
-
-    @property
-    def peers(self) -> int:
-        """How many peers take part."""
-        return self._peers
-
-    @property
-    def frame_period(self) -> float:
-        """Seconds between ticks (fixed)."""
-        return self._period
-
-    @property
-    def displayed_frame(self) -> int:
-        """Frames executed so far: the displayed state is the one after that many frames."""
-        return self._frame
-
-    @property
-    def displayed_state(self) -> S:
-        """The optimistic current state."""
-        return self._state
-
-    @property
-    def stats(self) -> SyncStats:
-        """Counters since the start."""
-        return self._stats
-
     def tick(self, now: float, local_input: bytes) -> None:
         """Take the raw input, redo stragglers, execute up to the clock's frame and send."""
         self._now = now
@@ -290,11 +261,6 @@ class _OptimisticPeer(Generic[S]):
         for frame, checksum in packet.checks:
             self._remote_checks.setdefault(frame, {})[source] = checksum
             self._compare_checks(frame)
-
-    def outgoing(self) -> list[Outgoing]:
-        """The datagrams of the last tick."""
-        out, self._out = self._out, []
-        return out
 
     # -- execution -----------------------------------------------------------------------------
 
@@ -440,8 +406,7 @@ class _OptimisticPeer(Generic[S]):
                 self._frame, self._received[other], self._acked[other], messages, checks
             )
             payload = encode(packet)
-            self._stats.bytes_sent += len(payload)
-            self._out.append(Outgoing(other, payload))
+            self._emit(other, payload)
 
 
 class TimeWarpPeer(_OptimisticPeer[S]):
