@@ -26,9 +26,12 @@ per datagram; ``lagless_sent_bytes_total + 28 * lagless_sent_packets_total`` inc
   ``lagless_game_dropped_total{reason}``, ``lagless_replication_dropped_total{reason}``;
 * room service: ``lagless_rooms``, ``lagless_room_members``, ``lagless_relayed_events_total``,
   ``lagless_room_dropped_total{reason}``;
-* demo server: ``lagless_players``, ``lagless_bots``, ``lagless_tick_seconds_recent{stat}`` and
-  ``lagless_tick_cpu_seconds_recent{stat}`` (``avg``, ``p99``, ``max`` over its recent ticks),
-  ``lagless_ticks_total``, ``lagless_client_rate_bytes_per_second``.
+* demo server: the transport families above (without the opened/closed counts: its physics
+  server keeps the transport's connection events to itself), ``lagless_players``,
+  ``lagless_bots``, ``lagless_ticks_total``, ``lagless_snapshots_total`` (read live), and from
+  its once-a-second status ``lagless_tick_seconds_recent{stat}`` and
+  ``lagless_tick_cpu_seconds_recent{stat}`` (``avg``, ``p99``, ``max`` over its recent ticks)
+  and ``lagless_client_rate_bytes_per_second``.
 
 Connections opened and closed are counted by the application from the transport's
 ``ClientConnected`` / ``ClientDisconnected`` events it already handles
@@ -47,6 +50,7 @@ from lagless.io.metrics import gauge_histogram
 from lagless.transport import NetcodeServer, Server, ServerDisconnectReason
 
 if TYPE_CHECKING:  # the demo needs pymunk; the game server is only read, never constructed here
+    from lagless.demo.arena import BotServer
     from lagless.demo.net import ServerStatus
     from lagless.game import GameServer, RoomServer
     from lagless.io.endpoint import EndpointStatistics
@@ -188,10 +192,22 @@ def rooms_families(service: RoomServer) -> list[Metric]:
     ]
 
 
-def demo_families(status: ServerStatus | None) -> list[Metric]:
-    """Players, bots, tick times and per-client rate from the demo server's last status."""
+def demo_families(server: BotServer, status: ServerStatus | None) -> list[Metric]:
+    """Players, bots, ticks and snapshots of a demo server now; tick times and the per-client
+    rate from its last once-a-second ``status`` (left out before the first)."""
+    physics = server.server
+    live = [
+        _gauge("lagless_players", "Players connected.", len(physics.cars)),
+        _gauge("lagless_bots", "Bots driving.", len(server.bots)),
+        _counter(
+            "lagless_ticks",
+            "Physics ticks run.",
+            round(physics.world.time * physics.config.tick_rate),
+        ),
+        _counter("lagless_snapshots", "Snapshots broadcast.", physics.snapshots_sent),
+    ]
     if status is None:
-        return []
+        return live
     tick = GaugeMetricFamily(
         "lagless_tick_seconds_recent", "Wall time per tick over recent ticks, s.", labels=["stat"]
     )
@@ -205,11 +221,9 @@ def demo_families(status: ServerStatus | None) -> list[Metric]:
         family.add_metric(["p99"], stats.p99_ms / 1000.0)
         family.add_metric(["max"], stats.max_ms / 1000.0)
     return [
-        _gauge("lagless_players", "Players connected.", status.players),
-        _gauge("lagless_bots", "Bots driving.", status.bots),
+        *live,
         tick,
         cpu,
-        _counter("lagless_ticks", "Ticks measured.", status.tick.ticks),
         _gauge(
             "lagless_client_rate_bytes_per_second",
             "Bytes per second sent per player over the last second (with IP/UDP headers).",

@@ -18,9 +18,14 @@ Decisions:
       second otherwise, nothing with ``--quiet``; the closing summary line is always printed.
     * SIGINT / SIGTERM end any mode with its summary (files written) and exit status 130 / 143.
     * ``--server`` takes ``--metrics HOST:PORT`` and ``--log-format json`` (issue 16 part 3);
-      its metrics come from the once-a-second `ServerStatus` (players, bots, tick times,
-      per-client rate), the only view of the match loop the command has. Both options are an
-      error without ``--server``.
+      its metrics are the transport's (connections, RTT and loss gauge histograms, bytes and
+      packets in/out, drops by reason), read at scrape time on the loop's thread from the
+      server ``serve_match`` hands over (``on_serving``), plus players, bots, ticks and
+      snapshots, and the tick times and per-client rate of the once-a-second `ServerStatus`.
+      Both options are an error without ``--server``.
+    * ``--server`` shuts down gracefully: every client is told ``server shutting down`` (a
+      physics ``Goodbye``) before its disconnect; ``--connect`` ends when its connection does
+      and prints why.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from lagless.apps.serve import metrics_address
+from lagless.apps.serve import SHUTDOWN_REASON, metrics_address
 from lagless.cli.common import (
     echo,
     exit_for,
@@ -54,7 +59,7 @@ from lagless.io.logs import EventLog, LogFormat, check_log_format, install_json_
 
 if TYPE_CHECKING:
     from lagless.demo.arena import TickStats
-    from lagless.demo.net import ServerStatus, UdpPlayer
+    from lagless.demo.net import MatchServer, ServerStatus, UdpPlayer
     from lagless.demo.session import LiveStatus
     from lagless.io.metrics import ServerMetrics
 
@@ -208,9 +213,11 @@ def _summary_line(summary: dict[str, object], out: Path) -> None:
         )
     else:
         who, tick = f"client with {summary['cars_shown']} cars shown", ""
+    ended = summary.get("end_reason")
+    why = "" if ended is None else f"ended: {ended}; "
     echo(
         f"demo: {who}, {summary['duration_s']} s, {tick}client {summary['client_kBps_avg']} "
-        f"kB/s in (with IP/UDP headers); wrote {out / 'last-frame.png'} and "
+        f"kB/s in (with IP/UDP headers); {why}wrote {out / 'last-frame.png'} and "
         f"{out / 'summary.json'}"
     )
 
@@ -288,11 +295,11 @@ def _serve(
         quiet or log.json, ("t_s", "players", "bots", "tick_ms", "tick_p99_ms", "kBps_per_client")
     )
     latest: list[ServerStatus] = []
+    running: list[MatchServer] = []
     exporter = None
 
     def on_start(status: ServerStatus) -> None:
         nonlocal exporter
-        latest[:] = [status]
         log.info(
             "serving",
             f"demo server on {show(status.address)} ({status.bots} bots, profile {profile})",
@@ -301,7 +308,7 @@ def _serve(
             profile=profile,
         )
         if ops.metrics is not None:
-            exporter = _demo_metrics(latest, ops.metrics)
+            exporter = _demo_metrics(running[0], latest, ops.metrics)
             if exporter.address is not None:
                 at = show(exporter.address)
                 log.info("metrics", f"metrics on http://{at}/metrics", address=at)
@@ -330,6 +337,14 @@ def _serve(
             )
         )
 
+    def on_shutdown(clients: int) -> None:
+        log.info(
+            "shutdown",
+            f"shutting down: telling {clients} clients {SHUTDOWN_REASON!r}",
+            clients=clients,
+            reason=SHUTDOWN_REASON,
+        )
+
     remove = install_json_logging() if log.json else None
     try:
         final, signum = run_until_signal(
@@ -342,6 +357,9 @@ def _serve(
                 stop=stop,
                 on_start=on_start,
                 report=report,
+                on_serving=running.append,
+                goodbye=SHUTDOWN_REASON,
+                on_shutdown=on_shutdown,
             )
         )
         log.info(
@@ -368,13 +386,22 @@ def _serve(
     exit_for(signum)
 
 
-def _demo_metrics(latest: list[ServerStatus], address: tuple[str, int]) -> ServerMetrics:
-    """Start the demo server's metrics endpoint over its last once-a-second status."""
-    from lagless.apps.ops import demo_families
+def _demo_metrics(
+    match: MatchServer, latest: list[ServerStatus], address: tuple[str, int]
+) -> ServerMetrics:
+    """Start the demo server's metrics endpoint: the transport and the match read live on the
+    loop's thread at each scrape, the tick times from the last once-a-second status."""
+    from lagless.apps.ops import demo_families, transport_families
     from lagless.io.metrics import OwnerThread, ServerMetrics
 
     exporter = ServerMetrics(OwnerThread.for_loop(asyncio.get_running_loop()))
-    exporter.add_builder(lambda: demo_families(latest[-1] if latest else None))
+    exporter.add_builder(
+        lambda: [
+            # the physics server keeps the transport's connection events: no opened/closed counts
+            *transport_families(match.server.server.transport, None, match.endpoint.statistics()),
+            *demo_families(match.server, latest[-1] if latest else None),
+        ]
+    )
     exporter.start(address)
     return exporter
 

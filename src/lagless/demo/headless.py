@@ -16,6 +16,10 @@ Decisions:
       ``client_kBps_avg_payload`` the same without headers (DESIGN.md "Units and numbers").
     * A SIGINT (``KeyboardInterrupt``) ends the match early; the files are still written, and
       ``duration_s`` says how long it ran.
+    * A ``--connect`` client also ends when its connection does (the server shut down, timed
+      out); its summary's ``end_reason`` says why (the server's goodbye, ``server shutting
+      down``, or the transport's reason; ``null`` when the duration ended it) and the HUD of
+      ``last-frame.png`` shows it.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import Any, Final
 from lagless.demo.arena import TickStats
 from lagless.demo.match import SimMatch
 from lagless.demo.net import UDP_HEADER, UdpPlayer
-from lagless.demo.session import LiveStatus, Paths, hud_lines
+from lagless.demo.session import LiveStatus, Paths, end_reason, hud_lines
 from lagless.errors import ConfigError
 from lagless.smoothing.state import DisplayState
 
@@ -172,7 +176,7 @@ def run_client_headless(
     next_report = 1.0
     signum: int | None = None
     try:
-        while (elapsed := time.monotonic() - start) < duration:
+        while (elapsed := time.monotonic() - start) < duration and player.client.ended is None:
             shown = player.advance()
             if report is not None and elapsed >= next_report:
                 next_report += 1.0
@@ -197,6 +201,7 @@ def run_client_headless(
         "rtt_ms": round(status.rtt_ms, 3),
         "loss": round(status.loss, 4),
         "kBps_includes_ip_udp_headers": True,
+        "end_reason": end_reason(player.client),
     }
     hud = hud_lines(status, None, keys_help=False)
     _write_files(out, summary, shown, player.client.car_id, player.paths, hud)

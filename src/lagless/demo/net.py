@@ -15,6 +15,17 @@ Decisions:
       drives the object with), so tick 0 is when the server starts.
     * The per-client rate a server reports is its bytes out (with 28 IPv4+UDP header bytes per
       datagram) over each second, divided by the players connected at its end.
+    * ``on_serving`` hands the caller the running server and its endpoint (`MatchServer`), to be
+      read on the loop's thread only: ``lagless demo --server --metrics`` exports the
+      transport's connections, RTT, loss, traffic and drops from them (issue 16 part 3).
+    * Graceful shutdown (issue 16 part 3): when the run ends, every connected client gets a
+      `Goodbye` with the reason (``goodbye``, e.g. ``server shutting down``) on the reliable
+      channel, since a netcode disconnect packet carries none. The server keeps running until
+      each client's reliable deliveries have grown past their count at the goodbye (its
+      acknowledgement: the only reliable message a demo server sends besides the welcome) or
+      the client left, ``shutdown_grace`` seconds at most, then disconnects everyone and
+      flushes; behind a profile the proxy stays up for the down link's latency (twice, plus its
+      reordering delay and 50 ms, at most ``shutdown_grace``) so the disconnect packets cross it.
 """
 
 from __future__ import annotations
@@ -31,6 +42,7 @@ from typing import Final
 from lagless._types import Address
 from lagless.demo.arena import (
     PROTOCOL_ID,
+    SNAPSHOT_FORMAT,
     BotServer,
     TickStats,
     make_client,
@@ -40,17 +52,42 @@ from lagless.demo.match import CLEAN, check_profile
 from lagless.demo.session import Autopilot, LiveStatus, Paths, live_status, shown_cars
 from lagless.errors import ConfigError, LocalProtocolError
 from lagless.io import PollEndpoint, Proxy, ProxyConfig, open_endpoint
+from lagless.io.endpoint import AsyncEndpoint
 from lagless.io.udp import resolve, wildcard_for
 from lagless.netsim import get_profile
 from lagless.physics import Keys, PhysicsClient
+from lagless.physics.codec import Goodbye, encode_message
 from lagless.smoothing.state import DisplayState
+from lagless.transport import RELIABLE, ServerDisconnectReason
 
-__all__ = ["REMOTE_PROFILE", "ServerStatus", "UdpPlayer", "serve_match"]
+__all__ = [
+    "REMOTE_PROFILE",
+    "SHUTDOWN_GRACE",
+    "MatchServer",
+    "ServerStatus",
+    "UdpPlayer",
+    "serve_match",
+]
 
 REMOTE_PROFILE: Final = "server side"
 """What a ``--connect`` client's HUD shows as its profile: the link is the server's business."""
 UDP_HEADER: Final = 28  # bytes of IPv4+UDP header per datagram
 _AUTOPILOT_INTERVAL: Final = 0.05  # s
+SHUTDOWN_GRACE: Final = 1.0  # s a shutdown waits at most for the goodbyes to be acknowledged
+_SHUTDOWN_POLL: Final = 0.01  # s between checks for the goodbyes' acknowledgements
+
+
+@dataclass(frozen=True, slots=True)
+class MatchServer:
+    """A running demo server as ``serve_match`` hands it to its caller (``on_serving``).
+
+    Both belong to the event loop's thread: read them there (``lagless.io.metrics.OwnerThread``).
+    """
+
+    server: BotServer
+    """The arena's server (its ``server.transport`` is the transport server)."""
+    endpoint: AsyncEndpoint[BotServer]
+    """The UDP endpoint driving it (``statistics()``: the driver's counters)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -126,6 +163,10 @@ async def serve_match(
     stop: asyncio.Event,
     on_start: Callable[[ServerStatus], None],
     report: Callable[[ServerStatus], None] | None = None,
+    on_serving: Callable[[MatchServer], None] | None = None,
+    goodbye: str | None = None,
+    shutdown_grace: float = SHUTDOWN_GRACE,
+    on_shutdown: Callable[[int], None] | None = None,
 ) -> ServerStatus:
     """Serve the arena with bots over UDP until ``duration`` s pass or ``stop`` is set.
 
@@ -138,6 +179,11 @@ async def serve_match(
         stop: Set it to stop the server.
         on_start: Called once the sockets are bound, with the address clients connect to.
         report: Called once a second with the server's status, or ``None``.
+        on_serving: Called once, before ``on_start``, with the running server and endpoint.
+        goodbye: The reason every client is told at the end (at most ``MAX_GOODBYE_BYTES``
+            bytes of UTF-8); ``None`` disconnects them without one.
+        shutdown_grace: Seconds the end waits at most for the goodbyes' acknowledgements.
+        on_shutdown: Called when the run ends, before the goodbyes, with the clients connected.
 
     Returns:
         The final status.
@@ -171,6 +217,8 @@ async def serve_match(
                 public = proxy.listen_address
             started = loop.time()
             rates = _Rates()
+            if on_serving is not None:
+                on_serving(MatchServer(server, endpoint))
             on_start(_status(server, public, 0.0, profile, 0.0))
             next_report = started + 1.0
             end = math.inf if duration is None else started + duration
@@ -185,10 +233,50 @@ async def serve_match(
                     rates.sample(server, loop.time() - started)
                     if report is not None:
                         report(_status(server, public, loop.time() - started, profile, rates.last))
-            return _status(server, public, loop.time() - started, profile, rates.mean)
+            final = _status(server, public, loop.time() - started, profile, rates.mean)
+            while endpoint.receive_nowait() is not None:
+                pass
+            transport = server.server.transport
+            if on_shutdown is not None:
+                on_shutdown(transport.netcode.num_connected_clients)
+            left = await _shut_down(endpoint, goodbye, shutdown_grace)
+            if proxy is not None and left:
+                down = get_profile(profile).down
+                linger = 2.0 * down.latency + down.reorder_delay + 0.05
+                await asyncio.sleep(min(shutdown_grace, linger))
+            return final
         finally:
             if proxy is not None:
                 await proxy.close()
+
+
+async def _shut_down(endpoint: AsyncEndpoint[BotServer], goodbye: str | None, grace: float) -> int:
+    """Tell every client ``goodbye``, wait for the acknowledgements (``grace`` s at most),
+    disconnect everyone and flush (see the module docstring); return how many were left."""
+    loop = asyncio.get_running_loop()
+    transport = endpoint.obj.server.transport
+    waiting: dict[int, int] = {}  # connection id -> reliable deliveries before its goodbye
+    if goodbye is not None:
+        payload = encode_message(Goodbye(reason=goodbye), SNAPSHOT_FORMAT)
+        for cid in transport.clients:
+            stats = transport.connection_statistics(cid)
+            if stats is not None and transport.send(cid, RELIABLE, payload) is not None:
+                waiting[cid] = stats.messages.messages_delivered
+        endpoint.flush()
+    deadline = loop.time() + grace
+    while waiting and loop.time() < deadline:
+        await asyncio.sleep(_SHUTDOWN_POLL)
+        for cid, before in list(waiting.items()):
+            stats = transport.connection_statistics(cid)
+            if stats is None or stats.messages.messages_delivered > before:
+                del waiting[cid]
+    left = [*transport.clients, *transport.plain_clients]
+    for cid in left:
+        transport.disconnect(cid, ServerDisconnectReason.SERVER_DISCONNECTED)
+    endpoint.flush()
+    while endpoint.receive_nowait() is not None:
+        pass  # the CarLeft events of the clients just disconnected
+    return len(left)
 
 
 class UdpPlayer:

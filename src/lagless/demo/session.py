@@ -14,6 +14,9 @@ Decisions:
       like every other car, a round trip late (``shown_cars``).
     * The autopilot (the headless "player") steers the own car as the client shows it: it
       drives through the network like a human would, with its lag.
+    * Why a game ended (``end_reason``) is the server's goodbye when it sent one (``server
+      shutting down``), else how the transport connection ended (``timed_out``, ...); the HUD
+      shows it in place of ``connected``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ __all__ = [
     "Autopilot",
     "LiveStatus",
     "Paths",
+    "end_reason",
     "hud_lines",
     "live_status",
     "shown_cars",
@@ -66,6 +70,14 @@ class LiveStatus:
     """Network profile between the player and the server."""
     predict: bool
     """The own car is shown predicted."""
+    ended: str | None = None
+    """Why the game ended (``end_reason``), or ``None`` while it goes on."""
+
+
+def end_reason(client: PhysicsClient) -> str | None:
+    """Return why the client's game ended: the server's goodbye, else the transport's reason
+    (``server_disconnected``, ``timed_out``, ``local``), or ``None`` while it goes on."""
+    return client.goodbye if client.goodbye is not None else client.ended
 
 
 def shown_cars(
@@ -100,6 +112,7 @@ def live_status(
             model=model,
             profile=profile,
             predict=predict,
+            ended=end_reason(client),
         )
     return LiveStatus(
         connected=client.car_id is not None,
@@ -111,6 +124,7 @@ def live_status(
         model=model,
         profile=profile,
         predict=predict,
+        ended=end_reason(client),
     )
 
 
@@ -168,6 +182,8 @@ def hud_lines(
     """Return the HUD's text lines for ``status`` (the server's tick time and the ram scores
     when the server runs in this process)."""
     link = "connected" if status.connected else "connecting..."
+    if status.ended is not None:
+        link = f"ended: {status.ended}"
     lines = [
         f"RTT {status.rtt_ms:.0f} ms   loss {100.0 * status.loss:.1f} %   "
         f"in {status.kbps_in:.2f} kB/s   out {status.kbps_out:.2f} kB/s",

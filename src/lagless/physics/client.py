@@ -29,6 +29,9 @@ Decisions:
       views read, in O(1) memory: the lab splits DeviationA into these parts (spec 004 §5.3.5,
       §6.1 "time lag").
     * Malformed server messages are counted in ``dropped_messages`` and ignored.
+    * The server's ``Goodbye`` (reliable channel; issue 16 part 3) is kept in ``goodbye``, and
+      the transport's end of the connection in ``ended`` (``server_disconnected``,
+      ``timed_out``, ``local``): together they say why a game ended.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from lagless._types import Address
 from lagless.errors import ConfigError, LocalProtocolError
 from lagless.physics.car import CarState, Keys, Wall
 from lagless.physics.codec import (
+    Goodbye,
     InputEvent,
     Snapshot,
     SnapshotFormat,
@@ -55,7 +59,7 @@ from lagless.physics.params import PhysicsParams
 from lagless.physics.recording import InputPlayer, InputRecorder, InputRecording, PathLog
 from lagless.physics.view import CarView, PredictedCar, ViewConfig
 from lagless.smoothing.state import DisplayState
-from lagless.transport import RELIABLE, UNRELIABLE, Client, MessageReceived
+from lagless.transport import RELIABLE, UNRELIABLE, Client, Disconnected, MessageReceived
 from lagless.wire import DecodeError
 
 __all__ = ["ClientConfig", "PhysicsClient", "SnapshotTiming", "Welcomed"]
@@ -169,6 +173,10 @@ class PhysicsClient:
         self._newest_snapshot = -math.inf  # server time of the newest snapshot, s
         self.timing = SnapshotTiming()
         """Snapshot age and RTT sums (diagnostics of the time lag)."""
+        self.goodbye: str | None = None
+        """The reason the server gave in its ``Goodbye`` (``server shutting down``), if any."""
+        self.ended: str | None = None
+        """How the transport connection ended (a ``ClientDisconnectReason`` value), if it did."""
 
     # -- application verbs ----------------------------------------------------------------------
 
@@ -294,6 +302,8 @@ class PhysicsClient:
         while event is not None:
             if isinstance(event, MessageReceived):
                 self._on_message(event.channel, event.payload, now)
+            elif isinstance(event, Disconnected):
+                self.ended = event.reason.value
             event = self.transport.next_event()
         replay = self._replay
         waiting = replay is not None and self._player is None and self.car_id is not None
@@ -310,6 +320,8 @@ class PhysicsClient:
             self._welcome(message.car_id, now)
         elif isinstance(message, Snapshot) and channel == UNRELIABLE:
             self._snapshot(message, now)
+        elif isinstance(message, Goodbye) and channel == RELIABLE:
+            self.goodbye = message.reason
         else:
             self.dropped_messages += 1
 

@@ -1,4 +1,4 @@
-"""Bit-packed messages of physics sync: input events, 20-Hz snapshots, the welcome.
+"""Bit-packed messages of physics sync: input events, 20-Hz snapshots, the welcome, the goodbye.
 
 Implements spec 004 §5.1.1 (the client sends one message per input event; the server's snapshot
 holds position, velocity and orientation of every car, "velocities bitstream-compressed using a
@@ -12,6 +12,7 @@ Layouts (each message starts with a 2-bit kind)::
       car     id u8 | x, y float | heading angle | vx, vy float | ω float | steer float | keys 4
               | input_seq u16
     welcome   kind=2 | car_id u8                                                   = 10 bits, 2 B
+    goodbye   kind=3 | length range(0..MAX_GOODBYE_BYTES) | length x u8 (UTF-8)   9 bits + text
 
 ``t`` is an IEEE double (server time, s); the float fields follow ``SnapshotFormat`` (default
 per car: 22 + 22 + 16 + 14 + 14 + 16 + 8 + 4 + 16 + 8 = 140 bits, 17.5 B).
@@ -23,8 +24,13 @@ Decisions:
       position, velocity and heading only.
     * Out-of-range floats are clipped to their range on encode (``serialize_float``); the range
       and resolution are the documented error bound (``tests/physics/test_codec.py``).
+    * The goodbye (issue 16 part 3, not in the thesis) is the server's last word before it
+      disconnects a client: why (``server shutting down``), since a netcode disconnect packet
+      carries no reason. Its text is at most ``MAX_GOODBYE_BYTES`` bytes of UTF-8; a decoder
+      never allocates more, and text that is not UTF-8 is a ``DecodeError``.
     * Decoders raise only ``DecodeError`` (truncated data, a code beyond a range, a non-finite
-      time, a wrong kind, trailing bits) (``tests/property/test_fuzz_physics.py``).
+      time, a goodbye that is not UTF-8, trailing bits) (``tests/property/test_fuzz_physics.py``,
+      ``tests/ops/test_demo_ops.py``).
 """
 
 from __future__ import annotations
@@ -49,7 +55,9 @@ from lagless.wire import (
 
 __all__ = [
     "MAX_CARS",
+    "MAX_GOODBYE_BYTES",
     "CarSnapshot",
+    "Goodbye",
     "InputEvent",
     "MessageKind",
     "Snapshot",
@@ -60,6 +68,7 @@ __all__ = [
 ]
 
 MAX_CARS: Final = 64  # cars per snapshot: 64 x 17.5 B fits the 1200-byte payload budget
+MAX_GOODBYE_BYTES: Final = 120  # UTF-8 bytes of a goodbye's reason (a 7-bit length)
 _F64: Final = struct.Struct("<d")
 _U64: Final = struct.Struct("<Q")
 
@@ -70,6 +79,7 @@ class MessageKind(enum.IntEnum):
     INPUT = 0
     SNAPSHOT = 1
     WELCOME = 2
+    GOODBYE = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +188,15 @@ class Welcome:
     """The client's car id, 0..255."""
 
 
-Message = InputEvent | Snapshot | Welcome
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Goodbye:
+    """The server's last message to a client before it disconnects it: the reason."""
+
+    reason: str
+    """Why, e.g. ``server shutting down``; at most ``MAX_GOODBYE_BYTES`` bytes of UTF-8."""
+
+
+Message = InputEvent | Snapshot | Welcome | Goodbye
 
 
 def _double(stream: BitStream, value: float) -> float:
@@ -223,7 +241,7 @@ def encode_message(message: Message, fmt: SnapshotFormat) -> bytes:
     """Bit-pack one message.
 
     Args:
-        message: An input event, snapshot or welcome.
+        message: An input event, snapshot, welcome or goodbye.
         fmt: The snapshot field ranges.
 
     Returns:
@@ -231,7 +249,8 @@ def encode_message(message: Message, fmt: SnapshotFormat) -> bytes:
 
     Raises:
         LocalProtocolError: A field is out of its range (a sequence beyond 16 bits, a car id beyond
-            255, more than ``MAX_CARS`` cars, a non-finite time).
+            255, more than ``MAX_CARS`` cars, a non-finite time, a goodbye's reason longer than
+            ``MAX_GOODBYE_BYTES`` bytes of UTF-8).
     """
     w = BitWriter()
     if isinstance(message, InputEvent):
@@ -247,10 +266,20 @@ def encode_message(message: Message, fmt: SnapshotFormat) -> bytes:
         w.serialize_range(len(message.cars), 0, MAX_CARS)
         for car in message.cars:
             _car(w, car, fmt)
-    else:
+    elif isinstance(message, Welcome):
         w.serialize_uint(MessageKind.WELCOME, 2)
         w.serialize_uint(message.car_id, 8)
+    else:
+        w.serialize_uint(MessageKind.GOODBYE, 2)
+        w.serialize_bytes(message.reason.encode("utf-8"), MAX_GOODBYE_BYTES)
     return w.getvalue()
+
+
+def _text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DecodeError("a goodbye's reason is not UTF-8") from None
 
 
 def _check_time(t: float) -> None:
@@ -269,8 +298,8 @@ def decode_message(data: bytes, fmt: SnapshotFormat) -> Message:
         The message.
 
     Raises:
-        DecodeError: Truncated data, an unknown kind, a value beyond its range, a non-finite time
-            or trailing bits; nothing else.
+        DecodeError: Truncated data, a value beyond its range, a non-finite time, a goodbye
+            that is not UTF-8 or trailing bits; nothing else.
     """
     r = BitReader(data)
     kind = r.serialize_uint(0, 2)
@@ -288,7 +317,7 @@ def decode_message(data: bytes, fmt: SnapshotFormat) -> Message:
     elif kind == MessageKind.WELCOME:
         message = Welcome(car_id=r.serialize_uint(0, 8))
     else:
-        raise DecodeError(f"unknown physics message kind {kind}")
+        message = Goodbye(reason=_text(r.serialize_bytes(b"", MAX_GOODBYE_BYTES)))
     left = r.bits_remaining
     if left >= 8 or r.serialize_bits(0, left) != 0:
         raise DecodeError(f"{left} trailing bits after a physics message")
