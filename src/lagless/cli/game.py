@@ -16,6 +16,9 @@ the loop then wakes at least every 5 ms to answer a scrape), ``serve`` takes ``-
 json``. On a signal (or at the end of ``--duration``) ``serve`` kicks every player with the
 reason "server shutting down" (`GameServer.shutdown`), pumps until they are gone, 1 s at most
 (a second signal cuts that short), disconnects whoever is left, then prints its summary.
+``rooms`` tells every client the same reason in the room protocol's own `Closing` message
+(`RoomServer.shutdown`), pumps until each is acknowledged, 1 s at most (a second signal cuts
+that short), disconnects everyone, flushes and prints its summary.
 """
 
 from __future__ import annotations
@@ -567,12 +570,31 @@ def rooms_command(
 
         try:
             signum = _run(step, duration)
+            _shut_down_rooms(endpoint, step)
         finally:
             if exporter is not None:
                 exporter.close()
     rooms = service.rooms
     echo(f"{len(rooms)} rooms open, {service.relayed} events relayed")
     exit_for(signum)
+
+
+def _shut_down_rooms(endpoint: PollEndpoint[RoomServer], step: Callable[[], bool]) -> None:
+    """Tell every client `SHUTDOWN_REASON` (`RoomServer.shutdown`), pump until each is
+    acknowledged (`SHUTDOWN_GRACE` s at most; a second signal cuts it short), then disconnect
+    everyone and flush."""
+    service = endpoint.obj
+    told = endpoint.call(lambda s: s.shutdown(SHUTDOWN_REASON))
+    echo(f"shutting down: telling {told} clients {SHUTDOWN_REASON!r}")
+    deadline = time.monotonic() + SHUTDOWN_GRACE
+    with interruptible():
+        try:
+            while service.goodbyes_pending and time.monotonic() < deadline:
+                step()
+        except Interrupted:
+            pass
+    endpoint.call(lambda s: s.close())
+    endpoint.pump()
 
 
 def _rooms_metrics(

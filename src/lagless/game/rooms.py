@@ -27,6 +27,11 @@ Decisions:
   `MAX_EVENT_BYTES` of data) is counted in ``drops["too_large"]`` and not forwarded.
 * A relayed event names its sender (its connection id); an event to ``to`` members reaches only
   those in the sender's room (others are ignored), an empty ``to`` reaches every other member.
+* **Graceful shutdown** (issue 16 part 3): `RoomServer.shutdown` sends every connected client
+  `Closing` with the reason (``server shutting down``, at most `MAX_REASON` characters) on the
+  reliable channel, since a netcode disconnect packet carries none; ``goodbyes_pending`` counts
+  those not acknowledged yet, and once it is 0 (or the caller's grace ran out) `RoomServer.close`
+  disconnects everyone. A `RoomClient` keeps the reason in ``closing`` and yields the message.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from lagless.transport import (
     ClientConnected,
     ClientDisconnected,
     ConnectionConfig,
+    MessageDelivered,
     MessageReceived,
     MessageTooLarge,
     NetcodeClientConfig,
@@ -57,7 +63,9 @@ __all__ = [
     "MAX_EVENT_BYTES",
     "MAX_NAME",
     "MAX_PROPERTIES",
+    "MAX_REASON",
     "ROOM_MESSAGES",
+    "Closing",
     "CreateRoom",
     "JoinRoom",
     "Joined",
@@ -86,6 +94,7 @@ MAX_EVENT_BYTES: Final = 1024  # bytes of one event's data
 MAX_PLAYERS: Final = 256  # players per room at most
 MAX_LISTED: Final = 64  # rooms in one RoomList
 MAX_MEMBERS: Final = MAX_PLAYERS
+MAX_REASON: Final = 120  # characters of a Closing reason
 RELIABLE_CHANNEL: Final = 0
 UNRELIABLE_CHANNEL: Final = 3
 
@@ -98,6 +107,7 @@ MemberId = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
 Code = Annotated[int, msgspec.Meta(ge=0, le=255)]
 Data = Annotated[bytes, msgspec.Meta(max_length=MAX_EVENT_BYTES)]
 Members = Annotated[list[MemberId], msgspec.Meta(max_length=MAX_MEMBERS)]
+Reason = Annotated[str, msgspec.Meta(max_length=MAX_REASON)]
 
 
 # -- client to server -------------------------------------------------------------------------
@@ -210,6 +220,12 @@ class RoomError(msgspec.Struct, tag="error", frozen=True, forbid_unknown_fields=
     reason: Name
 
 
+class Closing(msgspec.Struct, tag="bye", frozen=True, forbid_unknown_fields=True):
+    """The service is going away and will disconnect you: ``reason`` says why."""
+
+    reason: Reason
+
+
 RoomMessage: TypeAlias = (
     CreateRoom
     | ListRooms
@@ -225,6 +241,7 @@ RoomMessage: TypeAlias = (
     | MemberLeft
     | Relayed
     | RoomError
+    | Closing
 )
 ROOM_MESSAGES: tuple[type[msgspec.Struct], ...] = (
     CreateRoom,
@@ -241,6 +258,7 @@ ROOM_MESSAGES: tuple[type[msgspec.Struct], ...] = (
     MemberLeft,
     Relayed,
     RoomError,
+    Closing,
 )
 """Every message type of the room protocol."""
 
@@ -330,6 +348,7 @@ class RoomServer:
         self._room_of: dict[int, int] = {}
         self._ids = itertools.count(1)
         self._events: deque[object] = deque()
+        self._goodbyes: set[tuple[int, int]] = set()  # (member, message id) not acknowledged
 
     @property
     def rooms(self) -> list[RoomInfo]:
@@ -349,6 +368,38 @@ class RoomServer:
         payload = encode_room_message(Relayed(room, 0, code, data))
         channel = RELIABLE_CHANNEL if reliable else UNRELIABLE_CHANNEL
         return sum(self._deliver(member, channel, payload) for member in found.members)
+
+    def shutdown(self, reason: str) -> int:
+        """Tell every connected client `Closing` with ``reason`` (at most `MAX_REASON`
+        characters); return how many were told. Pump until ``goodbyes_pending`` is 0 (or a
+        grace ends), then `close`.
+
+        Raises:
+            ConfigError: ``reason`` is longer than `MAX_REASON` characters.
+        """
+        if len(reason) > MAX_REASON:
+            raise ConfigError(f"reason must be at most {MAX_REASON} characters, got {len(reason)}")
+        payload = encode_room_message(Closing(reason))
+        told = 0
+        for member in self.transport.clients:
+            message = self.transport.send(member, RELIABLE_CHANNEL, payload)
+            if message is not None:
+                self._goodbyes.add((member, message))
+                told += 1
+        return told
+
+    @property
+    def goodbyes_pending(self) -> int:
+        """`Closing` messages not acknowledged yet by clients still connected."""
+        return len(self._goodbyes)
+
+    def close(self) -> int:
+        """Disconnect every client; return how many. Pump the object afterwards."""
+        members = self.transport.clients
+        for member in members:
+            self.transport.disconnect(member)
+        self._drain()
+        return len(members)
 
     # -- sans-I/O -----------------------------------------------------------------------------
 
@@ -380,8 +431,11 @@ class RoomServer:
         while (event := self.transport.next_event()) is not None:
             if isinstance(event, MessageReceived):
                 self._on_message(event.connection_id, event.payload)
+            elif isinstance(event, MessageDelivered):
+                self._goodbyes.discard((event.connection_id, event.message_id))
             elif isinstance(event, ClientDisconnected):
                 self._leave(event.connection_id)
+                self._goodbyes = {g for g in self._goodbyes if g[0] != event.connection_id}
                 self._events.append(event)
             elif isinstance(event, ClientConnected):
                 self._events.append(event)
@@ -534,6 +588,8 @@ class RoomClient:
         """This client's member id."""
         self.drops: Counter[str] = Counter()
         """Server messages dropped (``malformed``, ``unexpected``)."""
+        self.closing: str | None = None
+        """The reason the service gave in its `Closing` (``server shutting down``), if it did."""
         self._events: deque[object] = deque()
 
     def connect(self, server: Address, now: float, *, client_id: int) -> None:
@@ -599,4 +655,6 @@ class RoomClient:
                 self.members.append(message.member)
             elif isinstance(message, MemberLeft) and message.member in self.members:
                 self.members.remove(message.member)
+            elif isinstance(message, Closing):
+                self.closing = message.reason
             self._events.append(message)
