@@ -274,3 +274,18 @@ def test_a_silent_bus_makes_nobody_dead() -> None:
     owners = _owners(vc)
     assert sorted(owners) == list(range(20))
     assert all(len(servers) == 1 for servers in owners.values())
+
+
+def test_a_resent_handoff_after_the_car_moved_on_is_ignored() -> None:
+    node = _lone_node()
+    record = CarRecord(1, 5, 2, CarState(x=118.0, y=60.0, vx=-10.0))
+    handoff = encode(Handoff(1, 0, node.tick, record))
+    node.receive(handoff, 10.0)
+    assert 1 in node.owned
+    # server 1 has the car again, one hand-off later (generation 6): ours is the stale copy
+    moved_on = CarRecord(1, 6, 3, CarState(x=140.0, y=60.0, vx=10.0))
+    node.receive(encode(Snapshot(1, node.tick + 30, ((1, 0),), (moved_on,))), 10.4)
+    assert 1 not in node.owned
+    node.receive(handoff, 10.5)  # the sender's resend of generation 5 arrives late
+    assert 1 not in node.owned
+    assert node.stale_handoffs == 1

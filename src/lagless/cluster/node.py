@@ -26,7 +26,10 @@ Decisions:
       along its velocity, as the receiver places it), a one-car snapshot with that older tick,
       which peers do not take as the server's last full snapshot. The sender keeps the hand-off
       *pending* until it sees the car in the receiver's snapshot: it resends it every
-      ``resend`` seconds, and takes the car back (generation + 2) if the receiver dies first.
+      ``resend`` seconds (with the state and tick of the first send), and takes the car back
+      (generation + 2) if the receiver dies first. Every node remembers the highest generation
+      it has heard of per car and ignores hand-offs and border copies older than it (a resend
+      arriving after the car was taken and passed on must not bring back an old copy).
     * **Failure detection**: a server whose snapshot (the heartbeat) has not arrived for
       ``dead_after`` seconds (1 s: twenty missed snapshots) is dead. Servers never heard from are
       not judged. A node that was itself stalled that long does not judge the others on its
@@ -159,6 +162,7 @@ class _Pending:
     target: int
     record: CarRecord
     sent: float  # s
+    tick: int  # the tick of the record's state
 
 
 def advance(state: CarState, dt: float) -> CarState:
@@ -230,6 +234,7 @@ class CellNode:
         self._last_snapshot: dict[int, Snapshot] = {}
         self._dead: set[int] = set()
         self._pending_out: dict[int, _Pending] = {}
+        self._generation: dict[int, int] = {}  # player -> highest generation known anywhere
         self._pending_in: list[Handoff] = []
         self._out: list[tuple[str, bytes]] = []
         self._events: deque[Event] = deque()
@@ -255,6 +260,8 @@ class CellNode:
         """Times this node itself went ``dead_after`` without a ``handle_timer`` call."""
         self._last_call = now
         self._echo = now  # when the bus last brought back one of our own snapshots, s
+        self.stale_handoffs = 0
+        """Resent hand-offs that arrived after the car had been taken (and maybe passed on)."""
         self.late_handoffs = 0
         """Hand-offs that arrived after this server had published the snapshot they belonged in
         (a busy machine); each was made up for by a snapshot of that car at the missed tick."""
@@ -399,6 +406,7 @@ class CellNode:
             if player >= len(self._spawns):
                 continue
             self._heard_input(player, record.input_seq, record.state.keys)
+            self._saw(player, record.generation)
             pending = self._pending_out.get(player)
             if pending is not None and record.generation >= pending.record.generation:
                 del self._pending_out[player]
@@ -417,9 +425,16 @@ class CellNode:
             player = record.player
             if player >= len(self._spawns) or player in self._owned:
                 continue
+            if record.generation < self._generation.get(player, -1):
+                continue  # an older owner's copy, overtaken by a hand-off
+            self._saw(player, record.generation)
             state = advance(record.state, lag) if lag > 0.0 else record.state
             self._place(player, state)
             self._ghosts[player] = now
+
+    def _saw(self, player: int, generation: int) -> None:
+        if generation > self._generation.get(player, -1):
+            self._generation[player] = generation
 
     def _place(self, player: int, state: CarState) -> None:
         if player in self.world.car_ids:
@@ -441,10 +456,10 @@ class CellNode:
     def _accept(self, handoff: Handoff) -> None:
         record = handoff.car
         player = record.player
-        owned = self._owned.get(player)
-        if player >= len(self._spawns) or (
-            owned is not None and owned.generation >= record.generation
-        ):
+        if player >= len(self._spawns):
+            return
+        if record.generation <= self._generation.get(player, -1):
+            self.stale_handoffs += 1  # a resend of a hand-off already applied (and maybe passed on)
             return
         state = advance(record.state, (self.tick - handoff.tick) * self._dt)
         self._own(player, state, record, record.generation)
@@ -470,6 +485,7 @@ class CellNode:
         self._ghosts.pop(player, None)
         self._pending_out.pop(player, None)
         self._owned[player] = _Owned(generation=generation, input_seq=seq)
+        self._saw(player, generation)
 
     # -- every snapshot tick -------------------------------------------------------------------
 
@@ -529,14 +545,15 @@ class CellNode:
                 continue
             record = records[i]
             moved = CarRecord(record.player, record.generation + 1, record.input_seq, record.state)
-            self._send_handoff(target, moved, now)
+            self._saw(record.player, moved.generation)
+            self._send_handoff(target, moved, now, self.tick)
             del self._owned[record.player]
             self._ghosts[record.player] = now
             self.handoffs_sent += 1
 
-    def _send_handoff(self, target: int, record: CarRecord, now: float) -> None:
-        self._pending_out[record.player] = _Pending(target, record, now)
-        message = Handoff(self.server, target, self.tick, record)
+    def _send_handoff(self, target: int, record: CarRecord, now: float, tick: int) -> None:
+        self._pending_out[record.player] = _Pending(target, record, now, tick)
+        message = Handoff(self.server, target, tick, record)
         self._out.append((self.subjects.handoff(target), encode(message)))
 
     def _resend_or_reclaim(self, now: float) -> None:
@@ -549,7 +566,7 @@ class CellNode:
                     self._own(player, self._state_or(player, record.state), record, generation)
                     self.cars_reclaimed += 1
             elif now - pending.sent >= self.config.resend:
-                self._send_handoff(pending.target, pending.record, now)
+                self._send_handoff(pending.target, pending.record, now, pending.tick)
 
     def _state_or(self, player: int, fallback: CarState) -> CarState:
         return self.world.state(player) if player in self.world.car_ids else fallback
