@@ -35,47 +35,25 @@ from collections.abc import Mapping
 from typing import Final
 
 from lagless.errors import ConfigError
+from lagless.lab.experiments.sync_sweep import (
+    cell,
+    param_list,
+    param_number,
+    param_numbers,
+    param_profiles,
+    rtt_ms,
+    run_keeping_peers,
+)
 from lagless.lab.registry import ExperimentSpec, register
 from lagless.lab.result import JSONScalar, JSONValue, Result
 from lagless.lab.runner import ExperimentContext
-from lagless.netsim import get_profile
 from lagless.sync.arena import Arena, ArenaState, ScriptedInputs
 from lagless.sync.bucket import BucketConfig, BucketPeer
-from lagless.sync.harness import HarnessConfig, run_session
+from lagless.sync.harness import HarnessConfig
 
 _FIXED: Final = re.compile(r"^fixed-(\d+)$")
+LAB: Final = "sync/bucket"
 CLOCK_OFFSETS: Final = (0.0, -30.0, 12.5, 0.04, 600.0, -2.0, 5.5, 0.9)  # seconds, per peer
-
-
-def _num(value: JSONScalar) -> float:
-    """A number of a ``runs`` row as float (the rows hold only numbers where this is used)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"sync/bucket: expected a number, got {value!r}")
-    return float(value)
-
-
-def _list(params: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
-    values = params.get(key)
-    if not isinstance(values, list) or not values:
-        raise ConfigError(f"sync/bucket parameter {key} must be a non-empty list")
-    return values
-
-
-def _number(params: Mapping[str, JSONValue], key: str, low: float, high: float) -> float:
-    value = params.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-        raise ConfigError(f"sync/bucket parameter {key} must be a number in [{low}, {high}]")
-    return float(value)
-
-
-def _numbers(params: Mapping[str, JSONValue], key: str, low: float, high: float) -> list[float]:
-    values = _list(params, key)
-    out: list[float] = []
-    for value in values:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value < high:
-            raise ConfigError(f"sync/bucket parameter {key} entries must be in [{low}, {high})")
-        out.append(float(value))
-    return out
 
 
 def delay_config(policy: str) -> BucketConfig:
@@ -106,14 +84,9 @@ def _one_run(
     seed = ctx.seed_for(f"sync.bucket.{profile}.{loss}.{period}.{policy}")
     bots = [ScriptedInputs(p, seed % 2**31, frame_rate=1.0 / period) for p in range(players)]
     config = delay_config(policy)
-    built: list[BucketPeer[ArenaState]] = []
 
-    def factory(index: int, rng: random.Random) -> BucketPeer[ArenaState]:
-        peer: BucketPeer[ArenaState] = BucketPeer(
-            game, index, players, rng=rng, frame_period=period, config=config
-        )
-        built.append(peer)
-        return peer
+    def make(index: int, rng: random.Random) -> BucketPeer[ArenaState]:
+        return BucketPeer(game, index, players, rng=rng, frame_period=period, config=config)
 
     harness = HarnessConfig(
         algorithm="bucket",
@@ -126,7 +99,7 @@ def _one_run(
         clock_offsets=CLOCK_OFFSETS[:players],
         seed=seed,
     )
-    result = run_session(harness, game, lambda p, t: bots[p].at_frame(t), factory)
+    result, built = run_keeping_peers(harness, game, bots, make)
     metrics = result.metrics()
     histories = [dict(p.processed_checksums) for p in built]
     common = set.intersection(*(set(h) for h in histories))
@@ -135,10 +108,9 @@ def _one_run(
     remote_slots = slots_own * (players - 1)
     late = sum(p.stats.late_discarded for p in built)
     substituted = sum(p.substituted for p in built)
-    nominal = get_profile(profile)
     return {
         "profile": profile,
-        "rtt_ms": round((nominal.up.latency + nominal.down.latency) * 1000.0, 1),
+        "rtt_ms": rtt_ms(profile, 1),
         "loss": loss,
         "period_ms": round(period * 1000.0, 3),
         "delay": policy,
@@ -169,34 +141,35 @@ def bucket_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue]) -
         ``bucket_period_ms`` and ``general_delay_ms`` (the first run's), ``late_pct_max`` and
         ``diverged_buckets_pct_max``.
     """
-    players = int(_number(params, "players", 2, 8))
-    profiles = [str(p) for p in _list(params, "profiles")]
-    for profile in profiles:
-        get_profile(profile)
-    losses = _numbers(params, "losses", 0.0, 1.0)
-    periods = [ms / 1000.0 for ms in _numbers(params, "periods_ms", 5.0, 1000.0)]
-    delays = [str(d) for d in _list(params, "delays")]
+    players = int(param_number(LAB, params, "players", 2, 8))
+    profiles = param_profiles(LAB, params)
+    losses = param_numbers(LAB, params, "losses", 0.0, 1.0)
+    periods = [ms / 1000.0 for ms in param_numbers(LAB, params, "periods_ms", 5.0, 1000.0)]
+    delays = [str(d) for d in param_list(LAB, params, "delays")]
     for policy in delays:
         delay_config(policy)
-    timing = (_number(params, "duration", 0.5, 600), _number(params, "drain", 0.0, 60))
+    timing = (
+        param_number(LAB, params, "duration", 0.5, 600),
+        param_number(LAB, params, "drain", 0.0, 60),
+    )
     combos = list(itertools.product(profiles, losses, periods, delays))
     rows = [
         _one_run(ctx, players, combo, timing)
         for combo in ctx.track(combos, description="sync/bucket runs")
     ]
     ctx.add_table("runs", rows)
-    ctx.add_metric("stall_frames_max", max(_num(r["stall_frames"]) for r in rows))
-    ctx.add_metric("bucket_period_ms", _num(rows[0]["period_ms"]))
-    ctx.add_metric("general_delay_ms", _num(rows[0]["remote_delay_ms"]))
-    ctx.add_metric("late_pct_max", max(_num(r["late_pct"]) for r in rows))
-    ctx.add_metric("diverged_buckets_pct_max", max(_num(r["diverged_buckets_pct"]) for r in rows))
+    ctx.add_metric("stall_frames_max", max(cell(r, "stall_frames") for r in rows))
+    ctx.add_metric("bucket_period_ms", cell(rows[0], "period_ms"))
+    ctx.add_metric("general_delay_ms", cell(rows[0], "remote_delay_ms"))
+    ctx.add_metric("late_pct_max", max(cell(r, "late_pct") for r in rows))
+    ctx.add_metric("diverged_buckets_pct_max", max(cell(r, "diverged_buckets_pct") for r in rows))
     labels = [f"{r['profile']}/{r['loss']}/{r['period_ms']}/{r['delay']}" for r in rows]
     ctx.bar_plot(
         "late_and_diverged",
         labels,
         {
-            "late ADUs (%)": [_num(r["late_pct"]) for r in rows],
-            "diverged buckets (%)": [_num(r["diverged_buckets_pct"]) for r in rows],
+            "late ADUs (%)": [cell(r, "late_pct") for r in rows],
+            "diverged buckets (%)": [cell(r, "diverged_buckets_pct") for r in rows],
         },
         xlabel="profile / loss / period ms / delay",
         ylabel="%",

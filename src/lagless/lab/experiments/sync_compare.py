@@ -36,15 +36,24 @@ from typing import Any, Final
 import numpy as np
 
 from lagless.errors import ConfigError
+from lagless.lab.experiments.sync_sweep import (
+    param_list,
+    param_number,
+    param_numbers,
+    param_profiles,
+    rounded,
+    rtt_ms,
+    run_keeping_peers,
+)
 from lagless.lab.registry import ExperimentSpec, register
 from lagless.lab.result import JSONScalar, JSONValue, Result
 from lagless.lab.runner import ExperimentContext
-from lagless.netsim import get_profile
 from lagless.sync.arena import SHOOT, Arena, ArenaState, ScriptedInputs
 from lagless.sync.contract import SyncPeer
-from lagless.sync.harness import HarnessConfig, run_session
+from lagless.sync.harness import HarnessConfig
 from lagless.sync.registry import algorithms, make_peer
 
+LAB: Final = "sync/compare"
 ALGORITHMS: Final = ("lockstep", "bucket", "local-lag", "time-warp", "local-rollback", "rollback")
 """The algorithms of issue 15, in the order of the table."""
 
@@ -87,55 +96,35 @@ def aim_assist(state: ArenaState, frame: int, player: int, raw: bytes) -> bytes:
     return raw if in_line.any() else bytes((bits & ~SHOOT,))
 
 
-def _list(params: Mapping[str, JSONValue], key: str) -> list[Any]:
-    values = params.get(key)
-    if not isinstance(values, list) or not values:
-        raise ConfigError(f"sync/compare parameter {key} must be a non-empty list")
-    return list(values)
-
-
-def _number(params: Mapping[str, JSONValue], key: str, low: float, high: float) -> float:
-    value = params.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-        raise ConfigError(
-            f"sync/compare parameter {key} must be a number in [{low}, {high}], got {value!r}"
-        )
-    return float(value)
-
-
 def _settings(params: Mapping[str, JSONValue]) -> dict[str, Any]:
     known = algorithms()
-    chosen = [str(a) for a in _list(params, "algorithms")]
+    chosen = [str(a) for a in param_list(LAB, params, "algorithms")]
     for name in chosen:
         if name not in known:
             raise ConfigError(
-                f"sync/compare parameter algorithms: unknown {name!r}; valid: {', '.join(known)}"
+                f"{LAB} parameter algorithms: unknown {name!r}; valid: {', '.join(known)}"
             )
-    profiles = [str(p) for p in _list(params, "profiles")]
-    for profile in profiles:
-        get_profile(profile)
-    losses = [float(x) for x in _list(params, "losses")]
-    if not all(0.0 <= x < 1.0 for x in losses):
-        raise ConfigError("sync/compare parameter losses entries must be in [0, 1)")
+    profiles = param_profiles(LAB, params)
+    losses = param_numbers(LAB, params, "losses", 0.0, 1.0)
     aim = params.get("aim_assist", [])
     if not isinstance(aim, list):
-        raise ConfigError("sync/compare parameter aim_assist must be a list of algorithm names")
+        raise ConfigError(f"{LAB} parameter aim_assist must be a list of algorithm names")
     return {
         "algorithms": chosen,
         "profiles": profiles,
         "losses": losses,
         "aim": {str(a) for a in aim},
-        "players": int(_number(params, "players", 2, 8)),
-        "duration": _number(params, "duration", 0.1, 3600),
-        "drain": _number(params, "drain", 0.0, 600),
-        "frame_rate": _number(params, "frame_rate", 1, 1000),
+        "players": int(param_number(LAB, params, "players", 2, 8)),
+        "duration": param_number(LAB, params, "duration", 0.1, 3600),
+        "drain": param_number(LAB, params, "drain", 0.0, 600),
+        "frame_rate": param_number(LAB, params, "frame_rate", 1, 1000),
     }
 
 
 def _run(
     ctx: ExperimentContext,
     game: Arena,
-    inputs: Any,
+    bots: Sequence[ScriptedInputs],
     settings: Mapping[str, Any],
     algorithm: str,
     profile: str,
@@ -143,15 +132,12 @@ def _run(
 ) -> dict[str, JSONScalar]:
     aimed = algorithm in settings["aim"]
     knobs = {"react": aim_assist} if aimed else {}
-    built: list[SyncPeer[Any]] = []
 
-    def factory(peer: int, rng: random.Random) -> SyncPeer[Any]:
+    def make(peer: int, rng: random.Random) -> SyncPeer[Any]:
         period = 1.0 / settings["frame_rate"]
-        made = make_peer(
+        return make_peer(
             algorithm, game, peer, settings["players"], rng, frame_period=period, **knobs
         )
-        built.append(made)
-        return made
 
     config = HarnessConfig(
         algorithm=algorithm,
@@ -163,18 +149,16 @@ def _run(
         frame_rate=settings["frame_rate"],
         seed=ctx.seed_for(f"sync.compare.{profile}.{loss}") % 2**32,
     )
-    result = run_session(config, game, inputs, factory)
+    result, built = run_keeping_peers(config, game, bots, make)
     metrics = result.metrics()
-    links = get_profile(profile)
     row: dict[str, JSONScalar] = {
         "algorithm": algorithm,
         "profile": profile,
-        "rtt_ms": round((links.up.latency + links.down.latency) * 1000.0, 2),
+        "rtt_ms": rtt_ms(profile, 2),
         "loss": loss,
         "inputs": "aim-assist" if aimed else "raw",
     }
-    for column in COLUMNS:
-        row[column] = round(float(metrics[column]), 3)
+    row.update(rounded(metrics, COLUMNS))
     seconds = result.elapsed
     anti = sum(int(getattr(p, "anti_messages_sent", 0)) for p in built)
     row["anti_messages_per_s"] = round(anti / len(built) / seconds, 3)
@@ -203,14 +187,11 @@ def compare_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue]) 
         for p in range(settings["players"])
     ]
 
-    def inputs(peer: int, tick: int) -> bytes:
-        return bots[peer].at_frame(tick)
-
     combos = list(
         itertools.product(settings["profiles"], settings["losses"], settings["algorithms"])
     )
     rows = [
-        _run(ctx, game, inputs, settings, algorithm, profile, loss)
+        _run(ctx, game, bots, settings, algorithm, profile, loss)
         for profile, loss, algorithm in ctx.track(combos, description="sync/compare runs")
     ]
     ctx.add_table("runs", rows)

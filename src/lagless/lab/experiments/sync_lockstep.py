@@ -27,37 +27,25 @@ from collections.abc import Mapping
 from typing import Final
 
 from lagless.errors import ConfigError
+from lagless.lab.experiments.sync_sweep import (
+    cell,
+    param_list,
+    param_number,
+    param_numbers,
+    param_profiles,
+    rtt_ms,
+    run_keeping_peers,
+)
 from lagless.lab.registry import ExperimentSpec, register
 from lagless.lab.result import JSONScalar, JSONValue, Result
 from lagless.lab.runner import ExperimentContext
-from lagless.netsim import get_profile
 from lagless.sync.arena import Arena, ArenaState, ScriptedInputs
-from lagless.sync.harness import HarnessConfig, run_session
+from lagless.sync.harness import HarnessConfig
 from lagless.sync.lockstep import LockstepConfig, LockstepPeer
 
 _FIXED: Final = re.compile(r"^fixed-(\d+)$")
+LAB: Final = "sync/lockstep"
 CLOCK_OFFSETS: Final = (0.0, 4.5, -20.0, 0.25, 7.0, -1.0, 3.0, 11.0)  # seconds, per peer
-
-
-def _num(value: JSONScalar) -> float:
-    """A number of a ``runs`` row as float (the rows hold only numbers where this is used)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"sync/lockstep: expected a number, got {value!r}")
-    return float(value)
-
-
-def _list(params: Mapping[str, JSONValue], key: str) -> list[JSONValue]:
-    values = params.get(key)
-    if not isinstance(values, list) or not values:
-        raise ConfigError(f"sync/lockstep parameter {key} must be a non-empty list")
-    return values
-
-
-def _number(params: Mapping[str, JSONValue], key: str, low: float, high: float) -> float:
-    value = params.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-        raise ConfigError(f"sync/lockstep parameter {key} must be a number in [{low}, {high}]")
-    return float(value)
 
 
 def policy_config(policy: str) -> LockstepConfig:
@@ -91,14 +79,11 @@ def _one_run(
     seed = ctx.seed_for(f"sync.lockstep.{profile}.{loss}.{policy}")
     bots = [ScriptedInputs(p, seed % 2**31, frame_rate=frame_rate) for p in range(players)]
     config = policy_config(policy)
-    built: list[LockstepPeer[ArenaState]] = []
 
-    def factory(index: int, rng: random.Random) -> LockstepPeer[ArenaState]:
-        peer: LockstepPeer[ArenaState] = LockstepPeer(
+    def make(index: int, rng: random.Random) -> LockstepPeer[ArenaState]:
+        return LockstepPeer(
             game, index, players, rng=rng, frame_period=1.0 / frame_rate, config=config
         )
-        built.append(peer)
-        return peer
 
     harness = HarnessConfig(
         algorithm="lockstep",
@@ -111,15 +96,14 @@ def _one_run(
         clock_offsets=CLOCK_OFFSETS[:players],
         seed=seed,
     )
-    result = run_session(harness, game, lambda p, t: bots[p].at_frame(t), factory)
+    result, built = run_keeping_peers(harness, game, bots, make)
     metrics = result.metrics()
     ticks = sum(len(r.times) for r in result.records) / players
     turn_frames = max(p.frames_per_turn for p in built)
     turn_s = turn_frames * max(p.frame_period for p in built)
-    nominal = get_profile(profile)
     return {
         "profile": profile,
-        "rtt_ms": round((nominal.up.latency + nominal.down.latency) * 1000.0, 1),
+        "rtt_ms": rtt_ms(profile, 1),
         "loss": loss,
         "policy": policy,
         "stall_frames": metrics["stall_frames"],
@@ -151,20 +135,16 @@ def lockstep_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
         Table ``runs`` (one row per combination) and the summary metrics named in the module
         docstring plus ``stall_pct_max`` and ``converged_pct``.
     """
-    players = int(_number(params, "players", 2, 8))
-    profiles = [str(p) for p in _list(params, "profiles")]
-    for profile in profiles:
-        get_profile(profile)
-    losses = [float(x) for x in _list(params, "losses") if isinstance(x, int | float)]
-    if not losses or any(not 0 <= x < 1 for x in losses):
-        raise ConfigError("sync/lockstep parameter losses must be numbers in [0, 1)")
-    policies = [str(p) for p in _list(params, "policies")]
+    players = int(param_number(LAB, params, "players", 2, 8))
+    profiles = param_profiles(LAB, params)
+    losses = param_numbers(LAB, params, "losses", 0.0, 1.0)
+    policies = [str(p) for p in param_list(LAB, params, "policies")]
     for policy in policies:
         policy_config(policy)
     timing = (
-        _number(params, "duration", 0.5, 600),
-        _number(params, "drain", 0.0, 60),
-        _number(params, "frame_rate", 1, 240),
+        param_number(LAB, params, "duration", 0.5, 600),
+        param_number(LAB, params, "drain", 0.0, 60),
+        param_number(LAB, params, "frame_rate", 1, 240),
     )
     combos = list(itertools.product(profiles, losses, policies))
     rows = [
@@ -172,14 +152,14 @@ def lockstep_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
         for profile, loss, policy in ctx.track(combos, description="sync/lockstep runs")
     ]
     ctx.add_table("runs", rows)
-    ctx.add_metric("inconsistent_frames_max", max(_num(r["inconsistent_frames"]) for r in rows))
-    ctx.add_metric("stall_pct_max", max(_num(r["stall_pct"]) for r in rows))
+    ctx.add_metric("inconsistent_frames_max", max(cell(r, "inconsistent_frames") for r in rows))
+    ctx.add_metric("stall_pct_max", max(cell(r, "stall_pct") for r in rows))
     ctx.add_metric("converged_pct", 100.0 * sum(bool(r["converged"]) for r in rows) / len(rows))
     labels = [f"{r['profile']}/{r['loss']}/{r['policy']}" for r in rows]
     ctx.bar_plot(
         "stalls",
         labels,
-        {"stall %": [_num(r["stall_pct"]) for r in rows]},
+        {"stall %": [cell(r, "stall_pct") for r in rows]},
         xlabel="profile / loss / turn policy",
         ylabel="ticks stalled (%)",
         title="Lockstep stalls",
@@ -187,7 +167,7 @@ def lockstep_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
     ctx.bar_plot(
         "input_delay",
         labels,
-        {"p50 (ms)": [_num(r["input_delay_ms_p50"]) for r in rows]},
+        {"p50 (ms)": [cell(r, "input_delay_ms_p50") for r in rows]},
         xlabel="profile / loss / turn policy",
         ylabel="input delay (ms)",
         title="Lockstep input delay",

@@ -27,14 +27,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from lagless.errors import ConfigError
+from lagless.lab.experiments.sync_sweep import (
+    cell,
+    param_number,
+    param_numbers,
+    param_profiles,
+    rounded,
+    rtt_ms,
+)
 from lagless.lab.registry import ExperimentSpec, register
 from lagless.lab.result import JSONScalar, JSONValue, Result
 from lagless.lab.runner import ExperimentContext
-from lagless.netsim import get_profile
 from lagless.sync.arena import Arena, ScriptedInputs
 from lagless.sync.harness import HarnessConfig, run_session
 from lagless.sync.synctest import run_synctest
 
+LAB: Final = "sync/rollback"
 COLUMNS: Final = (
     "input_delay_ms_p50",
     "rollbacks_per_s",
@@ -62,47 +70,6 @@ def _ints(params: Mapping[str, JSONValue], key: str, low: int, high: int) -> lis
             )
         out.append(value)
     return out
-
-
-def _floats(params: Mapping[str, JSONValue], key: str) -> list[float]:
-    values = params.get(key)
-    if not isinstance(values, list) or not values:
-        raise ConfigError(f"sync/rollback parameter {key} must be a non-empty list of numbers")
-    out: list[float] = []
-    for value in values:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
-            raise ConfigError(f"sync/rollback parameter {key} entries must be in [0, 1)")
-        out.append(float(value))
-    return out
-
-
-def _strings(params: Mapping[str, JSONValue], key: str) -> list[str]:
-    values = params.get(key)
-    if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values):
-        raise ConfigError(f"sync/rollback parameter {key} must be a non-empty list of names")
-    for name in values:
-        get_profile(str(name))
-    return [str(v) for v in values]
-
-
-def _number(params: Mapping[str, JSONValue], key: str) -> float:
-    value = params.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ConfigError(f"sync/rollback parameter {key} must be a number > 0, got {value!r}")
-    return float(value)
-
-
-def _num(row: Mapping[str, JSONScalar], key: str) -> float:
-    """A numeric cell of a ``runs`` row as float (booleans and text are not numbers here)."""
-    value = row[key]
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"column {key} holds {value!r}, not a number")
-    return float(value)
-
-
-def _rtt_ms(profile: str) -> float:
-    links = get_profile(profile)
-    return round((links.up.latency + links.down.latency) * 1000.0, 2)
 
 
 def _script(seed: int, frame_rate: float) -> Any:
@@ -133,14 +100,14 @@ def rollback_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
         ``synctest_mismatches`` and the sweep's extremes.
     """
     players = _ints({"players": [params.get("players")]}, "players", 2, 8)[0]
-    profiles = _strings(params, "profiles")
-    losses = _floats(params, "losses")
+    profiles = param_profiles(LAB, params)
+    losses = param_numbers(LAB, params, "losses", 0.0, 1.0)
     delays = _ints(params, "input_delays", 0, 30)
     windows = _ints(params, "max_predictions", 0, 60)
-    duration = _number(params, "duration")
-    drain = _number(params, "drain")
-    frame_rate = _number(params, "frame_rate")
-    synctest_frames = int(_number(params, "synctest_frames"))
+    duration = param_number(LAB, params, "duration", 0.1, 3600)
+    drain = param_number(LAB, params, "drain", 0.0, 600)
+    frame_rate = param_number(LAB, params, "frame_rate", 1, 1000)
+    synctest_frames = int(param_number(LAB, params, "synctest_frames", 1, 100_000))
     _synctest(ctx, players, synctest_frames)
     game = Arena(players)
     inputs = _script(ctx.seed, frame_rate)
@@ -161,14 +128,12 @@ def rollback_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
         metrics = run_session(config, game, inputs).metrics()
         row: dict[str, JSONScalar] = {
             "profile": profile,
-            "rtt_ms": _rtt_ms(profile),
+            "rtt_ms": rtt_ms(profile, 2),
             "loss": loss,
             "input_delay_frames": delay,
             "max_prediction": window,
         }
-        for column in COLUMNS:
-            value = metrics[column]
-            row[column] = round(float(value), 3)
+        row.update(rounded(metrics, COLUMNS))
         row["converged"] = bool(metrics["converged"])
         rows.append(row)
     ctx.add_table("runs", rows)
@@ -179,7 +144,7 @@ def rollback_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
 
 def _summarise(ctx: ExperimentContext, rows: Sequence[Mapping[str, JSONScalar]]) -> None:
     def column(name: str) -> list[float]:
-        return [_num(r, name) for r in rows]
+        return [cell(r, name) for r in rows]
 
     over = [
         d - w for d, w in zip(column("rollback_depth_max"), column("max_prediction"), strict=True)
@@ -201,7 +166,7 @@ def _plot(
 ) -> None:
     """Re-simulated frames per second against input delay per profile, first loss, widest window."""
     loss = rows[0]["loss"]
-    window = max(_num(r, "max_prediction") for r in rows)
+    window = max(cell(r, "max_prediction") for r in rows)
     series: dict[str, list[float | None]] = {}
     for profile in profiles:
         values: list[float | None] = []
@@ -212,7 +177,7 @@ def _plot(
                 if (r["profile"], r["loss"], r["input_delay_frames"], r["max_prediction"])
                 == (profile, loss, delay, window)
             ]
-            values.append(_num(match[0], "resimulated_per_s") if match else None)
+            values.append(cell(match[0], "resimulated_per_s") if match else None)
         series[profile] = values
     ctx.line_plot(
         "resimulated_vs_input_delay",
