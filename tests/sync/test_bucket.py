@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import random
-from typing import Any, Literal
+from typing import Literal
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lagless.sync.arena import Arena, ArenaState, ScriptedInputs
+from lagless.sync.arena import Arena, ArenaState, ScriptedInputs, bot_script
 from lagless.sync.bucket import Adu, BucketConfig, BucketPeer, decode_adu, encode_adu
-from lagless.sync.harness import HarnessConfig, HarnessResult, run_session
+from lagless.sync.harness import HarnessConfig, HarnessResult, run_keeping_peers
 
 PERIOD = 0.04  # MiMaze: 25 buckets per second
 OFFSETS = (0.0, 37.5, -1234.0, 0.013)
@@ -29,12 +29,9 @@ def _run(
 ) -> tuple[HarnessResult, list[BucketPeer[ArenaState]]]:
     game = Arena(peers, frame_rate=1.0 / PERIOD)
     bots = [ScriptedInputs(p, seed, frame_rate=1.0 / PERIOD) for p in range(peers)]
-    built: list[BucketPeer[ArenaState]] = []
 
-    def factory(index: int, rng: random.Random) -> Any:
-        peer = BucketPeer(game, index, peers, rng=rng, frame_period=PERIOD, config=config)
-        built.append(peer)
-        return peer
+    def make(index: int, rng: random.Random) -> BucketPeer[ArenaState]:
+        return BucketPeer(game, index, peers, rng=rng, frame_period=PERIOD, config=config)
 
     harness = HarnessConfig(
         algorithm="bucket",
@@ -48,8 +45,7 @@ def _run(
         clock_offsets=OFFSETS[:peers],
         seed=seed,
     )
-    result = run_session(harness, game, lambda p, t: bots[p].at_frame(t), factory)
-    return result, built
+    return run_keeping_peers(harness, game, bot_script(bots), make)
 
 
 def _processed_agreement(built: list[BucketPeer[ArenaState]]) -> tuple[int, int]:

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from lagless.errors import ConfigError
-from lagless.sync.arena import Arena, ScriptedInputs
+from lagless.sync.arena import Arena, ScriptedInputs, bot_script
 from lagless.sync.contract import Outgoing, SyncStats
-from lagless.sync.harness import HarnessConfig, run_session
+from lagless.sync.harness import HarnessConfig, InputScript, run_session
 
 
 class _WaitPeer:
@@ -70,9 +70,8 @@ class _WaitPeer:
         return out
 
 
-def _script(seed: int) -> Any:
-    bots = [ScriptedInputs(p, seed) for p in range(8)]
-    return lambda peer, tick: bots[peer].at_frame(tick)
+def _script(seed: int) -> InputScript:
+    return bot_script([ScriptedInputs(p, seed) for p in range(8)])
 
 
 def _run(config: HarnessConfig, *, wait: bool) -> Any:

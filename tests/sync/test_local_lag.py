@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lagless.sync.arena import Arena, ArenaState, ScriptedInputs
-from lagless.sync.harness import HarnessConfig, HarnessResult, PeerRecord, run_session
+from lagless.sync.arena import Arena, ArenaState, ScriptedInputs, bot_script
+from lagless.sync.harness import HarnessConfig, HarnessResult, PeerRecord, run_keeping_peers
 from lagless.sync.local_lag import (
     MAX_REDUNDANCY,
     InputRun,
@@ -36,12 +35,9 @@ def _run(
 ) -> tuple[HarnessResult, list[LocalLagPeer[ArenaState]]]:
     game = Arena(peers)
     bots = [ScriptedInputs(p, 9, frame_rate=FRAME_RATE) for p in range(peers)]
-    built: list[LocalLagPeer[ArenaState]] = []
 
-    def factory(index: int, rng: random.Random) -> Any:
-        peer = LocalLagPeer(game, index, peers, rng=rng, frame_period=PERIOD, config=config)
-        built.append(peer)
-        return peer
+    def make(index: int, rng: random.Random) -> LocalLagPeer[ArenaState]:
+        return LocalLagPeer(game, index, peers, rng=rng, frame_period=PERIOD, config=config)
 
     harness = HarnessConfig(
         algorithm="local-lag",
@@ -53,7 +49,7 @@ def _run(
         clock_offsets=OFFSETS[:peers],
         seed=6,
     )
-    return run_session(harness, game, lambda p, t: bots[p].at_frame(t), factory), built
+    return run_keeping_peers(harness, game, bot_script(bots), make)
 
 
 def _first_shown(record: PeerRecord) -> dict[int, float]:

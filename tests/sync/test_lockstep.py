@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lagless.sync.arena import Arena, ArenaState, ScriptedInputs
-from lagless.sync.harness import HarnessConfig, HarnessResult, run_session
+from lagless.sync.arena import Arena, ArenaState, ScriptedInputs, bot_script
+from lagless.sync.harness import HarnessConfig, HarnessResult, InputScript, run_session
 from lagless.sync.lockstep import (
     MAX_BATCH,
     Command,
@@ -25,9 +25,8 @@ from lagless.sync.lockstep import (
 FRAME_RATE = 60.0
 
 
-def _script(players: int, seed: int = 1) -> Any:
-    bots = [ScriptedInputs(p, seed, frame_rate=FRAME_RATE) for p in range(players)]
-    return lambda peer, tick: bots[peer].at_frame(tick)
+def _script(players: int, seed: int = 1) -> InputScript:
+    return bot_script([ScriptedInputs(p, seed, frame_rate=FRAME_RATE) for p in range(players)])
 
 
 def _run(

@@ -32,13 +32,13 @@ from __future__ import annotations
 import bisect
 import random
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Arena", "ArenaState", "ScriptedInputs", "arena_input"]
+__all__ = ["Arena", "ArenaState", "ScriptedInputs", "arena_input", "bot_script"]
 
 UP = 1
 DOWN = 2
@@ -346,3 +346,12 @@ class ScriptedInputs:
             self._inputs.append(self._draw())
             self._next_start = self._segment_end(self._next_start)
         return self._inputs[bisect.bisect_right(self._starts, frame) - 1]
+
+
+def bot_script(bots: Sequence[ScriptedInputs]) -> Callable[[int, int], bytes]:
+    """The harness's ``inputs(peer, tick)`` of one bot per peer: ``bots[peer].at_frame(tick)``."""
+
+    def inputs(peer: int, tick: int) -> bytes:
+        return bots[peer].at_frame(tick)
+
+    return inputs

@@ -51,8 +51,7 @@ from dataclasses import dataclass
 from typing import Final, TypeVar
 
 from lagless.errors import ConfigError
-from lagless.sync.clock import PeerClock
-from lagless.sync.contract import DeterministicGame, Outgoing, SyncStats
+from lagless.sync.contract import DeterministicGame
 from lagless.sync.peer_base import ClockedPeer
 
 __all__ = [
@@ -159,18 +158,10 @@ class BucketPeer(ClockedPeer[S]):
         config: BucketConfig | None = None,
     ) -> None:
         del rng
-        if not 0 <= peer < peers or peers != game.players:
-            raise ConfigError(f"peer must be in [0, peers) and peers == game.players ({peers})")
+        self.config = config if config is not None else BucketConfig()
+        self._start(game, peer, peers, frame_period, self.config.ping_interval)
         if not 0.001 <= frame_period <= 10:
             raise ConfigError(f"frame_period must be in [0.001, 10] s, got {frame_period}")
-        self._game = game
-        self._peer = peer
-        self._peers = peers
-        self._period = frame_period
-        self.config = config if config is not None else BucketConfig()
-        self._clock = PeerClock(peer, peers, ping_interval=self.config.ping_interval)
-        self._stats = SyncStats()
-        self._state = game.initial_state()
         self._processed = 0
         self._buckets: dict[int, list[bytes | None]] = {}
         self._last: list[bytes] = [game.neutral_input] * peers
@@ -178,13 +169,10 @@ class BucketPeer(ClockedPeer[S]):
         self._view_frame = 0
         self._simulated_upto = 0
         self._last_input: bytes | None = None
-        self._out: list[Outgoing] = []
         self.delay = self.config.general_delay
         """The general delay in force, seconds."""
         self.substituted = 0
         """ADUs missing at processing time and replaced by the player's last one."""
-        self.garbage = 0
-        """Datagrams dropped as malformed or out of range."""
         self.processed_checksums: deque[tuple[int, int]] = deque(maxlen=HISTORY)
         """(bucket, checksum of the state after processing it), the newest ``HISTORY``."""
 

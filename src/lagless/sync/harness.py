@@ -52,7 +52,7 @@ import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 import numpy as np
 
@@ -77,6 +77,7 @@ __all__ = [
     "InputScript",
     "PeerFactory",
     "PeerRecord",
+    "run_keeping_peers",
     "run_session",
 ]
 
@@ -85,6 +86,8 @@ InputScript = Callable[[int, int], bytes]
 
 PeerFactory = Callable[[int, random.Random], SyncPeer[Any]]
 """``factory(peer, rng) -> SyncPeer``: builds one peer (default: ``registry.make_peer``)."""
+
+P = TypeVar("P", bound=SyncPeer[Any])
 
 _PORT = 7000
 _RELAY = "relay"
@@ -493,3 +496,24 @@ def run_session(
     ]
     session = _Session(config, game, inputs, peers)
     return session.run(random_stream(config.seed, "sync.harness.phase"))
+
+
+def run_keeping_peers(
+    config: HarnessConfig,
+    game: DeterministicGame[Any],
+    inputs: InputScript,
+    make: Callable[[int, random.Random], P],
+) -> tuple[HarnessResult, list[P]]:
+    """`run_session` with the peers ``make`` builds, returned with the result in peer order.
+
+    For the columns the harness does not measure (a lockstep turn length, a bucket's late
+    inputs, Time Warp's anti-messages), read from the peers after the run.
+    """
+    built: list[P] = []
+
+    def factory(peer: int, rng: random.Random) -> SyncPeer[Any]:
+        made = make(peer, rng)
+        built.append(made)
+        return made
+
+    return run_session(config, game, inputs, factory), built

@@ -58,8 +58,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, TypeVar
 
 from lagless.errors import ConfigError
-from lagless.sync.clock import PeerClock
-from lagless.sync.contract import DeterministicGame, Outgoing, SyncStats
+from lagless.sync.contract import DeterministicGame
 from lagless.sync.peer_base import ClockedPeer
 
 __all__ = [
@@ -218,18 +217,10 @@ class LocalLagPeer(ClockedPeer[S]):
         config: LocalLagConfig | None = None,
     ) -> None:
         del rng
-        if not 0 <= peer < peers or peers != game.players:
-            raise ConfigError(f"peer must be in [0, peers) and peers == game.players ({peers})")
+        self.config = config if config is not None else LocalLagConfig()
+        self._start(game, peer, peers, frame_period, self.config.ping_interval)
         if not 0.001 <= frame_period <= 10:
             raise ConfigError(f"frame_period must be in [0.001, 10] s, got {frame_period}")
-        self._game = game
-        self._peer = peer
-        self._peers = peers
-        self._period = frame_period
-        self.config = config if config is not None else LocalLagConfig()
-        self._clock = PeerClock(peer, peers, ping_interval=self.config.ping_interval)
-        self._stats = SyncStats()
-        self._state = game.initial_state()
         self._frame = 0
         neutral = game.neutral_input
         self._own: dict[int, bytes] = {}
@@ -242,7 +233,6 @@ class LocalLagPeer(ClockedPeer[S]):
         self._last_input: bytes | None = None
         self._change_time: float | None = None
         self._change_of_frame: dict[int, float] = {}
-        self._out: list[Outgoing] = []
         self.delay = self.config.max_delay
         """The delay in force, seconds."""
         self.delay_frames = self._frames_of(self.delay)
@@ -255,8 +245,6 @@ class LocalLagPeer(ClockedPeer[S]):
         """The newest changes of the chosen delay or of the conflict."""
         self.skipped_inputs = 0
         """Ticks whose input was dropped because the delay shrank."""
-        self.garbage = 0
-        """Datagrams dropped as malformed or out of range."""
 
     def tick(self, now: float, local_input: bytes) -> None:
         """Schedule the local input ``delay`` ahead, repair if asked, step to the clock's frame."""

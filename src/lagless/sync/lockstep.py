@@ -56,8 +56,7 @@ from dataclasses import dataclass
 from typing import Final, TypeVar
 
 from lagless.errors import ConfigError
-from lagless.sync.clock import PeerClock
-from lagless.sync.contract import DeterministicGame, Outgoing, SyncStats
+from lagless.sync.contract import DeterministicGame
 from lagless.sync.peer_base import ClockedPeer
 
 __all__ = [
@@ -238,25 +237,17 @@ class LockstepPeer(ClockedPeer[S]):
         config: LockstepConfig | None = None,
     ) -> None:
         del rng
-        if not 0 <= peer < peers or peers != game.players:
-            raise ConfigError(f"peer must be in [0, peers) and peers == game.players ({peers})")
         config = config if config is not None else LockstepConfig()
         if frame_period is not None:
             if not frame_period > 0:
                 raise ConfigError(f"frame_period must be > 0 s, got {frame_period}")
             config = dataclasses.replace(config, max_frame_rate=max(1, round(1.0 / frame_period)))
-        self._game = game
-        self._peer = peer
-        self._peers = peers
         self.config = config
-        self._clock = PeerClock(peer, peers, ping_interval=self.config.ping_interval)
-        self._stats = SyncStats()
-        self._state = game.initial_state()
+        self._start(game, peer, peers, 1.0 / config.max_frame_rate, config.ping_interval)
         self._frame = 0
         self._turn = 0
         self._frame_in_turn = 0
         self._frames_per_turn = self.config.start_frames
-        self._period = 1.0 / self.config.max_frame_rate
         self._turn_inputs: list[bytes] = [game.neutral_input] * peers
         self._own: dict[int, Command] = {}
         self._received: list[dict[int, Command]] = [{} for _ in range(peers)]
@@ -272,15 +263,12 @@ class LockstepPeer(ClockedPeer[S]):
         self._last_input: bytes | None = None
         self._change_time: float | None = None
         self._change_of_turn: dict[int, float] = {}
-        self._out: list[Outgoing] = []
         self.aborted = False
         """True after a checksum mismatch with ``abort_on_desync``: the peer no longer steps."""
         self.abort_reason = ""
         """Why the peer aborted ("" while it runs)."""
         self.dropped = False
         """True once another peer dropped this one: it no longer steps."""
-        self.garbage = 0
-        """Datagrams dropped as malformed or out of range."""
 
     @property
     def turn(self) -> int:

@@ -25,7 +25,7 @@ from typing import Generic, TypeVar
 
 from lagless.errors import ConfigError
 from lagless.sync.clock import KIND_PING, KIND_PONG, PeerClock, decode_clock_message
-from lagless.sync.contract import Outgoing, SyncStats
+from lagless.sync.contract import DeterministicGame, Outgoing, SyncStats
 
 __all__ = ["ClockedPeer", "PeerBase"]
 
@@ -87,9 +87,36 @@ class PeerBase(Generic[S]):
 class ClockedPeer(PeerBase[S]):
     """A `PeerBase` with a session clock, pings and a garbage counter."""
 
+    _game: DeterministicGame[S]
     _clock: PeerClock
     garbage: int
     """Datagrams dropped as malformed or out of range."""
+
+    def _start(
+        self,
+        game: DeterministicGame[S],
+        peer: int,
+        peers: int,
+        frame_period: float,
+        ping_interval: float,
+    ) -> None:
+        """Check the peer numbers and set what every clocked peer holds (``__init__`` calls it).
+
+        Raises:
+            ConfigError: ``peer`` is not in ``0 .. peers - 1`` or ``peers`` is not the game's
+                player count.
+        """
+        if not 0 <= peer < peers or peers != game.players:
+            raise ConfigError(f"peer must be in [0, peers) and peers == game.players ({peers})")
+        self._game = game
+        self._peer = peer
+        self._peers = peers
+        self._period = frame_period
+        self._clock = PeerClock(peer, peers, ping_interval=ping_interval)
+        self._stats = SyncStats()
+        self._state = game.initial_state()
+        self._out = []
+        self.garbage = 0
 
     @property
     def clock(self) -> PeerClock:

@@ -35,21 +35,13 @@ from collections.abc import Mapping
 from typing import Final
 
 from lagless.errors import ConfigError
-from lagless.lab.experiments.sync_sweep import (
-    cell,
-    param_list,
-    param_number,
-    param_numbers,
-    param_profiles,
-    rtt_ms,
-    run_keeping_peers,
-)
+from lagless.lab.experiments import sync_sweep as sweep
 from lagless.lab.registry import ExperimentSpec, register
 from lagless.lab.result import JSONScalar, JSONValue, Result
 from lagless.lab.runner import ExperimentContext
-from lagless.sync.arena import Arena, ArenaState, ScriptedInputs
+from lagless.sync.arena import Arena, ArenaState, ScriptedInputs, bot_script
 from lagless.sync.bucket import BucketConfig, BucketPeer
-from lagless.sync.harness import HarnessConfig
+from lagless.sync.harness import HarnessConfig, run_keeping_peers
 
 _FIXED: Final = re.compile(r"^fixed-(\d+)$")
 LAB: Final = "sync/bucket"
@@ -99,7 +91,7 @@ def _one_run(
         clock_offsets=CLOCK_OFFSETS[:players],
         seed=seed,
     )
-    result, built = run_keeping_peers(harness, game, bots, make)
+    result, built = run_keeping_peers(harness, game, bot_script(bots), make)
     metrics = result.metrics()
     histories = [dict(p.processed_checksums) for p in built]
     common = set.intersection(*(set(h) for h in histories))
@@ -110,7 +102,7 @@ def _one_run(
     substituted = sum(p.substituted for p in built)
     return {
         "profile": profile,
-        "rtt_ms": rtt_ms(profile, 1),
+        "rtt_ms": sweep.rtt_ms(profile, 1),
         "loss": loss,
         "period_ms": round(period * 1000.0, 3),
         "delay": policy,
@@ -141,16 +133,16 @@ def bucket_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue]) -
         ``bucket_period_ms`` and ``general_delay_ms`` (the first run's), ``late_pct_max`` and
         ``diverged_buckets_pct_max``.
     """
-    players = int(param_number(LAB, params, "players", 2, 8))
-    profiles = param_profiles(LAB, params)
-    losses = param_numbers(LAB, params, "losses", 0.0, 1.0)
-    periods = [ms / 1000.0 for ms in param_numbers(LAB, params, "periods_ms", 5.0, 1000.0)]
-    delays = [str(d) for d in param_list(LAB, params, "delays")]
+    players = int(sweep.param_number(LAB, params, "players", 2, 8))
+    profiles = sweep.param_profiles(LAB, params)
+    losses = sweep.param_numbers(LAB, params, "losses", 0.0, 1.0)
+    periods = [ms / 1000.0 for ms in sweep.param_numbers(LAB, params, "periods_ms", 5.0, 1000.0)]
+    delays = [str(d) for d in sweep.param_list(LAB, params, "delays")]
     for policy in delays:
         delay_config(policy)
     timing = (
-        param_number(LAB, params, "duration", 0.5, 600),
-        param_number(LAB, params, "drain", 0.0, 60),
+        sweep.param_number(LAB, params, "duration", 0.5, 600),
+        sweep.param_number(LAB, params, "drain", 0.0, 60),
     )
     combos = list(itertools.product(profiles, losses, periods, delays))
     rows = [
@@ -158,18 +150,18 @@ def bucket_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue]) -
         for combo in ctx.track(combos, description="sync/bucket runs")
     ]
     ctx.add_table("runs", rows)
-    ctx.add_metric("stall_frames_max", max(cell(r, "stall_frames") for r in rows))
-    ctx.add_metric("bucket_period_ms", cell(rows[0], "period_ms"))
-    ctx.add_metric("general_delay_ms", cell(rows[0], "remote_delay_ms"))
-    ctx.add_metric("late_pct_max", max(cell(r, "late_pct") for r in rows))
-    ctx.add_metric("diverged_buckets_pct_max", max(cell(r, "diverged_buckets_pct") for r in rows))
+    ctx.add_metric("stall_frames_max", max(sweep.column(rows, "stall_frames")))
+    ctx.add_metric("bucket_period_ms", sweep.cell(rows[0], "period_ms"))
+    ctx.add_metric("general_delay_ms", sweep.cell(rows[0], "remote_delay_ms"))
+    ctx.add_metric("late_pct_max", max(sweep.column(rows, "late_pct")))
+    ctx.add_metric("diverged_buckets_pct_max", max(sweep.column(rows, "diverged_buckets_pct")))
     labels = [f"{r['profile']}/{r['loss']}/{r['period_ms']}/{r['delay']}" for r in rows]
     ctx.bar_plot(
         "late_and_diverged",
         labels,
         {
-            "late ADUs (%)": [cell(r, "late_pct") for r in rows],
-            "diverged buckets (%)": [cell(r, "diverged_buckets_pct") for r in rows],
+            "late ADUs (%)": sweep.column(rows, "late_pct"),
+            "diverged buckets (%)": sweep.column(rows, "diverged_buckets_pct"),
         },
         xlabel="profile / loss / period ms / delay",
         ylabel="%",

@@ -36,21 +36,13 @@ from typing import Any, Final
 import numpy as np
 
 from lagless.errors import ConfigError
-from lagless.lab.experiments.sync_sweep import (
-    param_list,
-    param_number,
-    param_numbers,
-    param_profiles,
-    rounded,
-    rtt_ms,
-    run_keeping_peers,
-)
+from lagless.lab.experiments import sync_sweep as sweep
 from lagless.lab.registry import ExperimentSpec, register
 from lagless.lab.result import JSONScalar, JSONValue, Result
 from lagless.lab.runner import ExperimentContext
-from lagless.sync.arena import SHOOT, Arena, ArenaState, ScriptedInputs
+from lagless.sync.arena import SHOOT, Arena, ArenaState, ScriptedInputs, bot_script
 from lagless.sync.contract import SyncPeer
-from lagless.sync.harness import HarnessConfig
+from lagless.sync.harness import HarnessConfig, run_keeping_peers
 from lagless.sync.registry import algorithms, make_peer
 
 LAB: Final = "sync/compare"
@@ -98,14 +90,14 @@ def aim_assist(state: ArenaState, frame: int, player: int, raw: bytes) -> bytes:
 
 def _settings(params: Mapping[str, JSONValue]) -> dict[str, Any]:
     known = algorithms()
-    chosen = [str(a) for a in param_list(LAB, params, "algorithms")]
+    chosen = [str(a) for a in sweep.param_list(LAB, params, "algorithms")]
     for name in chosen:
         if name not in known:
             raise ConfigError(
                 f"{LAB} parameter algorithms: unknown {name!r}; valid: {', '.join(known)}"
             )
-    profiles = param_profiles(LAB, params)
-    losses = param_numbers(LAB, params, "losses", 0.0, 1.0)
+    profiles = sweep.param_profiles(LAB, params)
+    losses = sweep.param_numbers(LAB, params, "losses", 0.0, 1.0)
     aim = params.get("aim_assist", [])
     if not isinstance(aim, list):
         raise ConfigError(f"{LAB} parameter aim_assist must be a list of algorithm names")
@@ -114,10 +106,10 @@ def _settings(params: Mapping[str, JSONValue]) -> dict[str, Any]:
         "profiles": profiles,
         "losses": losses,
         "aim": {str(a) for a in aim},
-        "players": int(param_number(LAB, params, "players", 2, 8)),
-        "duration": param_number(LAB, params, "duration", 0.1, 3600),
-        "drain": param_number(LAB, params, "drain", 0.0, 600),
-        "frame_rate": param_number(LAB, params, "frame_rate", 1, 1000),
+        "players": int(sweep.param_number(LAB, params, "players", 2, 8)),
+        "duration": sweep.param_number(LAB, params, "duration", 0.1, 3600),
+        "drain": sweep.param_number(LAB, params, "drain", 0.0, 600),
+        "frame_rate": sweep.param_number(LAB, params, "frame_rate", 1, 1000),
     }
 
 
@@ -149,16 +141,16 @@ def _run(
         frame_rate=settings["frame_rate"],
         seed=ctx.seed_for(f"sync.compare.{profile}.{loss}") % 2**32,
     )
-    result, built = run_keeping_peers(config, game, bots, make)
+    result, built = run_keeping_peers(config, game, bot_script(bots), make)
     metrics = result.metrics()
     row: dict[str, JSONScalar] = {
         "algorithm": algorithm,
         "profile": profile,
-        "rtt_ms": rtt_ms(profile, 2),
+        "rtt_ms": sweep.rtt_ms(profile, 2),
         "loss": loss,
         "inputs": "aim-assist" if aimed else "raw",
     }
-    row.update(rounded(metrics, COLUMNS))
+    row.update(sweep.rounded(metrics, COLUMNS))
     seconds = result.elapsed
     anti = sum(int(getattr(p, "anti_messages_sent", 0)) for p in built)
     row["anti_messages_per_s"] = round(anti / len(built) / seconds, 3)
@@ -209,7 +201,7 @@ def _summarise(
     ctx: ExperimentContext, rows: Sequence[Mapping[str, JSONScalar]], names: Sequence[str]
 ) -> None:
     ctx.add_metric("runs", float(len(rows)))
-    ctx.add_metric("converged_pct", 100.0 * sum(bool(r["converged"]) for r in rows) / len(rows))
+    ctx.add_metric("converged_pct", sweep.percent_true(rows, "converged"))
     for name in names:
         mine = [r for r in rows if r["algorithm"] == name]
         key = name.replace("-", "_")

@@ -27,20 +27,12 @@ from collections.abc import Mapping
 from typing import Final
 
 from lagless.errors import ConfigError
-from lagless.lab.experiments.sync_sweep import (
-    cell,
-    param_list,
-    param_number,
-    param_numbers,
-    param_profiles,
-    rtt_ms,
-    run_keeping_peers,
-)
+from lagless.lab.experiments import sync_sweep as sweep
 from lagless.lab.registry import ExperimentSpec, register
 from lagless.lab.result import JSONScalar, JSONValue, Result
 from lagless.lab.runner import ExperimentContext
-from lagless.sync.arena import Arena, ArenaState, ScriptedInputs
-from lagless.sync.harness import HarnessConfig
+from lagless.sync.arena import Arena, ArenaState, ScriptedInputs, bot_script
+from lagless.sync.harness import HarnessConfig, run_keeping_peers
 from lagless.sync.lockstep import LockstepConfig, LockstepPeer
 
 _FIXED: Final = re.compile(r"^fixed-(\d+)$")
@@ -96,14 +88,14 @@ def _one_run(
         clock_offsets=CLOCK_OFFSETS[:players],
         seed=seed,
     )
-    result, built = run_keeping_peers(harness, game, bots, make)
+    result, built = run_keeping_peers(harness, game, bot_script(bots), make)
     metrics = result.metrics()
     ticks = sum(len(r.times) for r in result.records) / players
     turn_frames = max(p.frames_per_turn for p in built)
     turn_s = turn_frames * max(p.frame_period for p in built)
     return {
         "profile": profile,
-        "rtt_ms": rtt_ms(profile, 1),
+        "rtt_ms": sweep.rtt_ms(profile, 1),
         "loss": loss,
         "policy": policy,
         "stall_frames": metrics["stall_frames"],
@@ -135,16 +127,16 @@ def lockstep_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
         Table ``runs`` (one row per combination) and the summary metrics named in the module
         docstring plus ``stall_pct_max`` and ``converged_pct``.
     """
-    players = int(param_number(LAB, params, "players", 2, 8))
-    profiles = param_profiles(LAB, params)
-    losses = param_numbers(LAB, params, "losses", 0.0, 1.0)
-    policies = [str(p) for p in param_list(LAB, params, "policies")]
+    players = int(sweep.param_number(LAB, params, "players", 2, 8))
+    profiles = sweep.param_profiles(LAB, params)
+    losses = sweep.param_numbers(LAB, params, "losses", 0.0, 1.0)
+    policies = [str(p) for p in sweep.param_list(LAB, params, "policies")]
     for policy in policies:
         policy_config(policy)
     timing = (
-        param_number(LAB, params, "duration", 0.5, 600),
-        param_number(LAB, params, "drain", 0.0, 60),
-        param_number(LAB, params, "frame_rate", 1, 240),
+        sweep.param_number(LAB, params, "duration", 0.5, 600),
+        sweep.param_number(LAB, params, "drain", 0.0, 60),
+        sweep.param_number(LAB, params, "frame_rate", 1, 240),
     )
     combos = list(itertools.product(profiles, losses, policies))
     rows = [
@@ -152,14 +144,14 @@ def lockstep_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
         for profile, loss, policy in ctx.track(combos, description="sync/lockstep runs")
     ]
     ctx.add_table("runs", rows)
-    ctx.add_metric("inconsistent_frames_max", max(cell(r, "inconsistent_frames") for r in rows))
-    ctx.add_metric("stall_pct_max", max(cell(r, "stall_pct") for r in rows))
-    ctx.add_metric("converged_pct", 100.0 * sum(bool(r["converged"]) for r in rows) / len(rows))
+    ctx.add_metric("inconsistent_frames_max", max(sweep.column(rows, "inconsistent_frames")))
+    ctx.add_metric("stall_pct_max", max(sweep.column(rows, "stall_pct")))
+    ctx.add_metric("converged_pct", sweep.percent_true(rows, "converged"))
     labels = [f"{r['profile']}/{r['loss']}/{r['policy']}" for r in rows]
     ctx.bar_plot(
         "stalls",
         labels,
-        {"stall %": [cell(r, "stall_pct") for r in rows]},
+        {"stall %": sweep.column(rows, "stall_pct")},
         xlabel="profile / loss / turn policy",
         ylabel="ticks stalled (%)",
         title="Lockstep stalls",
@@ -167,7 +159,7 @@ def lockstep_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
     ctx.bar_plot(
         "input_delay",
         labels,
-        {"p50 (ms)": [cell(r, "input_delay_ms_p50") for r in rows]},
+        {"p50 (ms)": sweep.column(rows, "input_delay_ms_p50")},
         xlabel="profile / loss / turn policy",
         ylabel="input delay (ms)",
         title="Lockstep input delay",

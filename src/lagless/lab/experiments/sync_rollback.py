@@ -24,21 +24,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Final
 
 from lagless.errors import ConfigError
-from lagless.lab.experiments.sync_sweep import (
-    cell,
-    param_number,
-    param_numbers,
-    param_profiles,
-    rounded,
-    rtt_ms,
-)
+from lagless.lab.experiments import sync_sweep as sweep
 from lagless.lab.registry import ExperimentSpec, register
 from lagless.lab.result import JSONScalar, JSONValue, Result
 from lagless.lab.runner import ExperimentContext
-from lagless.sync.arena import Arena, ScriptedInputs
+from lagless.sync.arena import Arena, ScriptedInputs, bot_script
 from lagless.sync.harness import HarnessConfig, run_session
 from lagless.sync.synctest import run_synctest
 
@@ -72,11 +65,6 @@ def _ints(params: Mapping[str, JSONValue], key: str, low: int, high: int) -> lis
     return out
 
 
-def _script(seed: int, frame_rate: float) -> Any:
-    bots = [ScriptedInputs(p, seed, frame_rate=frame_rate) for p in range(8)]
-    return lambda peer, tick: bots[peer].at_frame(tick)
-
-
 def _synctest(ctx: ExperimentContext, players: int, frames: int) -> None:
     game = Arena(players, entities=100, seed=ctx.seed_for("sync.rollback.synctest") % 2**32)
     bots = [ScriptedInputs(p, ctx.seed) for p in range(players)]
@@ -100,17 +88,17 @@ def rollback_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
         ``synctest_mismatches`` and the sweep's extremes.
     """
     players = _ints({"players": [params.get("players")]}, "players", 2, 8)[0]
-    profiles = param_profiles(LAB, params)
-    losses = param_numbers(LAB, params, "losses", 0.0, 1.0)
+    profiles = sweep.param_profiles(LAB, params)
+    losses = sweep.param_numbers(LAB, params, "losses", 0.0, 1.0)
     delays = _ints(params, "input_delays", 0, 30)
     windows = _ints(params, "max_predictions", 0, 60)
-    duration = param_number(LAB, params, "duration", 0.1, 3600)
-    drain = param_number(LAB, params, "drain", 0.0, 600)
-    frame_rate = param_number(LAB, params, "frame_rate", 1, 1000)
-    synctest_frames = int(param_number(LAB, params, "synctest_frames", 1, 100_000))
+    duration = sweep.param_number(LAB, params, "duration", 0.1, 3600)
+    drain = sweep.param_number(LAB, params, "drain", 0.0, 600)
+    frame_rate = sweep.param_number(LAB, params, "frame_rate", 1, 1000)
+    synctest_frames = int(sweep.param_number(LAB, params, "synctest_frames", 1, 100_000))
     _synctest(ctx, players, synctest_frames)
     game = Arena(players)
-    inputs = _script(ctx.seed, frame_rate)
+    inputs = bot_script([ScriptedInputs(p, ctx.seed, frame_rate=frame_rate) for p in range(8)])
     rows: list[dict[str, JSONScalar]] = []
     combos = list(itertools.product(profiles, losses, delays, windows))
     for profile, loss, delay, window in ctx.track(combos, description="sync/rollback runs"):
@@ -128,12 +116,12 @@ def rollback_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
         metrics = run_session(config, game, inputs).metrics()
         row: dict[str, JSONScalar] = {
             "profile": profile,
-            "rtt_ms": rtt_ms(profile, 2),
+            "rtt_ms": sweep.rtt_ms(profile, 2),
             "loss": loss,
             "input_delay_frames": delay,
             "max_prediction": window,
         }
-        row.update(rounded(metrics, COLUMNS))
+        row.update(sweep.rounded(metrics, COLUMNS))
         row["converged"] = bool(metrics["converged"])
         rows.append(row)
     ctx.add_table("runs", rows)
@@ -143,19 +131,21 @@ def rollback_experiment(ctx: ExperimentContext, params: Mapping[str, JSONValue])
 
 
 def _summarise(ctx: ExperimentContext, rows: Sequence[Mapping[str, JSONScalar]]) -> None:
-    def column(name: str) -> list[float]:
-        return [cell(r, name) for r in rows]
-
     over = [
-        d - w for d, w in zip(column("rollback_depth_max"), column("max_prediction"), strict=True)
+        d - w
+        for d, w in zip(
+            sweep.column(rows, "rollback_depth_max"),
+            sweep.column(rows, "max_prediction"),
+            strict=True,
+        )
     ]
     ctx.add_metric("runs", float(len(rows)))
     ctx.add_metric("depth_over_window_max", max(over))
-    ctx.add_metric("desyncs_total", sum(column("desyncs")))
-    ctx.add_metric("converged_pct", 100.0 * sum(bool(r["converged"]) for r in rows) / len(rows))
-    ctx.add_metric("resimulated_per_s_max", max(column("resimulated_per_s")))
-    ctx.add_metric("stall_frames_max", max(column("stall_frames")))
-    ctx.add_metric("inconsistent_pct_max", max(column("inconsistent_pct")))
+    ctx.add_metric("desyncs_total", sum(sweep.column(rows, "desyncs")))
+    ctx.add_metric("converged_pct", sweep.percent_true(rows, "converged"))
+    ctx.add_metric("resimulated_per_s_max", max(sweep.column(rows, "resimulated_per_s")))
+    ctx.add_metric("stall_frames_max", max(sweep.column(rows, "stall_frames")))
+    ctx.add_metric("inconsistent_pct_max", max(sweep.column(rows, "inconsistent_pct")))
 
 
 def _plot(
@@ -166,7 +156,7 @@ def _plot(
 ) -> None:
     """Re-simulated frames per second against input delay per profile, first loss, widest window."""
     loss = rows[0]["loss"]
-    window = max(cell(r, "max_prediction") for r in rows)
+    window = max(sweep.column(rows, "max_prediction"))
     series: dict[str, list[float | None]] = {}
     for profile in profiles:
         values: list[float | None] = []
@@ -177,7 +167,7 @@ def _plot(
                 if (r["profile"], r["loss"], r["input_delay_frames"], r["max_prediction"])
                 == (profile, loss, delay, window)
             ]
-            values.append(cell(match[0], "resimulated_per_s") if match else None)
+            values.append(sweep.cell(match[0], "resimulated_per_s") if match else None)
         series[profile] = values
     ctx.line_plot(
         "resimulated_vs_input_delay",

@@ -1,38 +1,34 @@
-"""What the ``sync/*`` experiments share: parameter readers, row cells, a run that keeps its peers.
+"""What the ``sync/*`` experiments share: parameter readers and the cells of their ``runs`` rows.
 
 Not an experiment (it registers nothing); the ``sync/lockstep``, ``sync/bucket``,
 ``sync/rollback`` and ``sync/compare`` sweeps (spec 000 §2.1, §2.3, §2.14; issue 15) read their
-parameters and build their ``runs`` rows with it. Every reader raises ``ConfigError`` naming the
-experiment and the parameter, so a bad override is one clear line.
+parameters and fill their ``runs`` rows with it; their runs go through
+``lagless.sync.harness``. Every reader raises ``ConfigError`` naming the experiment and the
+parameter, so a bad override is one clear line.
 
 Units: round-trip times in milliseconds (as in the tables), everything else as the caller's.
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from lagless.errors import ConfigError
 from lagless.lab.result import JSONScalar, JSONValue
 from lagless.netsim import get_profile
-from lagless.sync.arena import ScriptedInputs
-from lagless.sync.contract import DeterministicGame
-from lagless.sync.harness import HarnessConfig, HarnessResult, run_session
 
 __all__ = [
     "cell",
+    "column",
     "param_list",
     "param_number",
     "param_numbers",
     "param_profiles",
+    "percent_true",
     "rounded",
     "rtt_ms",
-    "run_keeping_peers",
 ]
-
-P = TypeVar("P")
 
 
 def param_list(lab: str, params: Mapping[str, JSONValue], key: str) -> list[Any]:
@@ -83,6 +79,16 @@ def cell(row: Mapping[str, JSONScalar], key: str) -> float:
     return float(value)
 
 
+def column(rows: Iterable[Mapping[str, JSONScalar]], key: str) -> list[float]:
+    """Column ``key`` of ``runs`` rows as floats (see `cell`)."""
+    return [cell(row, key) for row in rows]
+
+
+def percent_true(rows: Sequence[Mapping[str, JSONScalar]], key: str) -> float:
+    """Percentage of ``rows`` whose cell ``key`` is true (e.g. ``converged``)."""
+    return 100.0 * sum(bool(row[key]) for row in rows) / len(rows)
+
+
 def rtt_ms(profile: str, digits: int) -> float:
     """The nominal round trip of a netsim profile (up plus down latency), ms, rounded."""
     links = get_profile(profile)
@@ -92,26 +98,3 @@ def rtt_ms(profile: str, digits: int) -> float:
 def rounded(metrics: Mapping[str, Any], columns: Iterable[str]) -> dict[str, JSONScalar]:
     """The harness metrics named in ``columns``, as floats rounded to 3 decimals."""
     return {column: round(float(metrics[column]), 3) for column in columns}
-
-
-def run_keeping_peers(
-    config: HarnessConfig,
-    game: DeterministicGame[Any],
-    bots: Sequence[ScriptedInputs],
-    make: Callable[[int, random.Random], P],
-) -> tuple[HarnessResult, list[P]]:
-    """Run a harness session whose peers ``make`` builds; return the result and the peers.
-
-    ``bots[p]`` plays peer ``p`` (its input on tick ``t`` is ``bots[p].at_frame(t)``); the peers
-    come back in the order they were built (their numbers), for the columns the harness does
-    not measure (a turn length, a bucket's late inputs).
-    """
-    built: list[P] = []
-
-    def factory(index: int, rng: random.Random) -> Any:
-        peer = make(index, rng)
-        built.append(peer)
-        return peer
-
-    result = run_session(config, game, lambda p, t: bots[p].at_frame(t), factory)
-    return result, built
