@@ -219,10 +219,11 @@ def test_a_one_car_catch_up_snapshot_is_not_a_peers_last_full_snapshot() -> None
     partial = Snapshot(0, 597, ((0, 0),), (CarRecord(5, 1, 0, spawns[5]),))
     peer.receive(encode(full), 10.0)
     peer.receive(encode(partial), 10.0)
-    peer.handle_timer(10.6)
+    for now in (10.3, 10.6, 10.9):
+        peer.handle_timer(now)
+        for _subject, payload in peer.messages_to_send():
+            peer.receive(payload, now)  # the bus echoes the node's own snapshots back
     assert 0 not in peer.dead
-    for _subject, payload in peer.messages_to_send():
-        peer.receive(payload, 10.6)  # the bus echoes the node's own snapshots back
     peer.handle_timer(11.2)
     assert 0 in peer.dead
     assert {0, 1, 2} <= set(peer.owned)
@@ -289,3 +290,25 @@ def test_a_resent_handoff_after_the_car_moved_on_is_ignored() -> None:
     node.receive(handoff, 10.5)  # the sender's resend of generation 5 arrives late
     assert 1 not in node.owned
     assert node.stale_handoffs == 1
+
+
+def test_a_node_back_from_a_stall_speaks_for_its_cars_only_after_its_echo() -> None:
+    node = _lone_node()
+    node.handle_timer(10.2)
+    node.messages_to_send()
+    node.handle_timer(10.9)  # stalled 0.7 s: the other server may have taken cell 0
+    out = [decode(p) for _s, p in node.messages_to_send()]
+    assert out
+    assert all(isinstance(m, Snapshot) and not m.claims and not m.cars for m in out)
+    assert node.stalls == 1
+    taken = CarRecord(0, 1, 0, node.world.state(0))
+    node.receive(encode(Snapshot(1, node.tick, ((0, 1), (1, 0)), (taken,))), 10.9)
+    for message in out:
+        node.receive(encode(message), 10.9)  # the probe comes back: all queued news is read
+    node.handle_timer(11.0)
+    after = [decode(p) for s, p in node.messages_to_send() if ".snap." in s]
+    assert after
+    assert all(isinstance(m, Snapshot) and not m.cars and not m.claims for m in after)
+    assert node.owned == []
+    assert node.cells == []
+    assert node.duplicates_dropped == 1

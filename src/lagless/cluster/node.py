@@ -260,6 +260,7 @@ class CellNode:
         """Times this node itself went ``dead_after`` without a ``handle_timer`` call."""
         self._last_call = now
         self._echo = now  # when the bus last brought back one of our own snapshots, s
+        self._fenced_until_echo: int | None = None  # fenced until our snapshot of this tick echoes
         self.stale_handoffs = 0
         """Resent hand-offs that arrived after the car had been taken (and maybe passed on)."""
         self.late_handoffs = 0
@@ -315,18 +316,21 @@ class CellNode:
     def handle_timer(self, now: float) -> None:
         """Run every tick due by ``now`` (s), with snapshots, hand-offs and failure detection.
 
-        After a stall of this node itself (no call for ``dead_after``), the others' heartbeats
-        get a fresh grace period and this call publishes nothing: the messages that queued up
-        meanwhile (claims of a server that took this one for dead, its snapshots) are read
-        before this node speaks again.
+        After a stall of this node itself (no call for half of ``dead_after``: the others may
+        have taken it for dead), it *fences* itself: the others' heartbeats get a fresh grace
+        period, and until the bus brings back one of its own snapshots sent after the stall it
+        publishes only empty snapshots (heartbeats that claim nothing) and hands nothing on, so
+        that it has read everything that queued up meanwhile (a take-over of its cells, the
+        adopted copies of its cars) before it speaks for its cars again.
         """
-        stalled = now - self._last_call > self.config.dead_after
+        stalled = now - self._last_call > 0.5 * self.config.dead_after
         self._last_call = now
+        due = math.floor(now * self.config.tick_rate + 1e-9)
         if stalled:
             self.stalls += 1
+            self._fenced_until_echo = due
             for server in self._last_seen:
                 self._last_seen[server] = now
-        due = math.floor(now * self.config.tick_rate + 1e-9)
         if due - self.tick > self.config.max_catch_up:
             skipped = due - self.tick - self.config.max_catch_up
             self.ticks_skipped += skipped
@@ -337,7 +341,7 @@ class CellNode:
             self.world.step(self._dt)
             self.tick += 1
             self.ticks_run += 1
-            if self.tick % self.config.snapshot_every == 0 and not stalled:
+            if self.tick % self.config.snapshot_every == 0:
                 self._snapshot_tick(now)
 
     def next_timer(self) -> float:
@@ -361,6 +365,8 @@ class CellNode:
                 self._heard_input(player, seq, keys)
             case Snapshot() if message.server == self.server:
                 self._echo = now
+                if self._fenced_until_echo is not None and message.tick >= self._fenced_until_echo:
+                    self._fenced_until_echo = None
             case Snapshot() if message.server < self.servers:
                 self._on_snapshot(message, now)
             case Border(cell=cell) if message.server != self.server and self._mine(cell):
@@ -394,7 +400,8 @@ class CellNode:
         self._last_seen[source] = now
         self._dead.discard(source)
         previous = self._last_snapshot.get(source)
-        if previous is None or snap.tick > previous.tick:
+        fencing = not snap.claims and not snap.cars  # nothing to restore from it
+        if previous is None or (snap.tick > previous.tick and not fencing):
             self._last_snapshot[source] = snap
         for cell, epoch in snap.claims:
             if cell in self._owners:
@@ -490,6 +497,14 @@ class CellNode:
     # -- every snapshot tick -------------------------------------------------------------------
 
     def _snapshot_tick(self, now: float) -> None:
+        if self._fenced_until_echo is not None:
+            self._out.append(
+                (
+                    self.subjects.snapshot(self.server),
+                    encode(Snapshot(self.server, self.tick, (), ())),
+                )
+            )
+            return
         self._detect_failures(now)
         records = self._records()
         self._publish_snapshot(records)
