@@ -8,10 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lagless.sync.arena import Arena, ArenaState, ScriptedInputs, arena_input
 from lagless.sync.harness import HarnessConfig, run_session
-from lagless.sync.inputs import InputPacket, decode_rollback_packet
+from lagless.sync.inputs import InputPacket, decode_rollback_packet, encode_drop_notice
 from lagless.sync.registry import make_peer
 from lagless.sync.rollback import RollbackPeer, RollbackSpectator, make_rollback_peer
 
@@ -256,22 +258,43 @@ class _FixedRate:
 
 
 class _Crashing:
-    """Wraps a peer that stops ticking (and so sending) after ``crash_at`` seconds."""
+    """Wraps a peer that stops ticking (and so sending) after ``crash_at`` seconds.
 
-    def __init__(self, inner: RollbackPeer[ArenaState], crash_at: float) -> None:
+    From ``mute_at`` on, its datagrams to the peers in ``muted`` are lost, so the survivors hold
+    different amounts of its inputs when it falls silent.
+    """
+
+    def __init__(
+        self,
+        inner: RollbackPeer[ArenaState],
+        crash_at: float,
+        *,
+        mute_at: float = 0.0,
+        muted: Sequence[int] = (),
+    ) -> None:
         self.inner = inner
         self.crash_at = crash_at
+        self.mute_at = mute_at
+        self.muted = set(muted)
         self.frame_period = PERIOD
+        self.now = 0.0
 
     def tick(self, now: float, local_input: bytes) -> None:
+        self.now = now
         if now < self.crash_at:
             self.inner.tick(now, local_input)
+
+    def outgoing(self) -> list[Any]:
+        out = self.inner.outgoing()
+        if self.now < self.mute_at:
+            return out
+        return [o for o in out if o.destination not in self.muted]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
 
-def test_a_silent_player_is_reported_interrupted_then_disconnected() -> None:
+def test_a_silent_player_is_reported_interrupted_then_dropped() -> None:
     game = Arena(3)
     a, b, c = _players(game, input_delay=1, max_prediction=8)
     loop = Loop([a, b, _Crashing(c, crash_at=1.0)], delay=0.02, inputs=_bots(4))
@@ -282,13 +305,125 @@ def test_a_silent_player_is_reported_interrupted_then_disconnected() -> None:
     assert a.interrupted == [2]
     assert b.interrupted == [2]
     assert a.disconnected == []
+    assert a.dropped == {}
     stalls = a.stats.stall_frames
     assert stalls > 60  # the window filled a few frames after the crash
-    loop.run(6.5)
-    assert a.disconnected == [2]
-    assert b.disconnected == [2]
-    assert a.stats.stall_frames > stalls
-    assert a.interrupted == [2]
+    loop.run(3.5)
+    assert a.disconnected == b.disconnected == [2]
+    assert a.dropped == b.dropped
+    assert set(a.dropped) == {2}
+    assert a.interrupted == b.interrupted == []
+
+
+def _drop_run(
+    game: Arena, crash: _Crashing, peers: Sequence[RollbackPeer[ArenaState]], until: float
+) -> tuple[Loop, list[tuple[float, int, int]]]:
+    """Run until ``until``; return the loop and (time, stalls, frame of peer 0) every 0.1 s."""
+    loop = Loop([*peers, crash], delay=0.03, jitter=0.01, loss=0.05, inputs=_bots(6))
+    trace: list[tuple[float, int, int]] = []
+    for step in range(1, round(until * 10) + 1):
+        loop.run(step / 10)
+        trace.append((step / 10, peers[0].stats.stall_frames, peers[0].displayed_frame))
+    return loop, trace
+
+
+def test_the_others_drop_a_silent_player_by_agreement_and_go_on() -> None:
+    """Three players; the third falls silent at 1.5 s, its last 0.2 s never reached peer 1.
+
+    Peer 0 holds about 12 more frames of its inputs than peer 1: they agree on the frame after
+    the highest (peer 0 relays the rest), converge to equal checksums and never stall again.
+    """
+    game = Arena(3, entities=20)
+    a, b, c = _players(game, input_delay=2, max_prediction=8)
+    crash = _Crashing(c, crash_at=1.5, mute_at=1.3, muted=[1])
+    _, trace = _drop_run(game, crash, [a, b], until=7.0)
+    assert a.dropped == b.dropped
+    drop_frame = a.dropped[2]
+    assert 1.45 * 60 <= drop_frame <= 1.6 * 60  # after the last input peer 0 held, not peer 1's
+    assert a.disconnected == b.disconnected == [2]
+    # no stall once the drop settled (2 s of silence plus a round trip, well before 4 s)
+    after = [(stalls, frame) for when, stalls, frame in trace if when >= 4.0]
+    assert after[-1][0] == after[0][0]
+    assert after[-1][1] - after[0][1] >= 0.95 * 3.0 * 60  # full speed again: a frame per tick
+    sums = _common_sums([a, b])
+    assert max(sums) > drop_frame + 120
+    assert all(len(s) == 1 for s in sums.values())
+    assert a.stats.desyncs == b.stats.desyncs == []
+    # the survivors' states agree frame for frame after the drop, as they show them
+    frame = max(sums)
+    assert a.confirmed_checksums[frame] == b.confirmed_checksums[frame]
+
+
+def test_the_last_player_standing_goes_on_alone() -> None:
+    game = Arena(2)
+    a, b = _players(game, input_delay=1, max_prediction=8)
+    loop = Loop([a, _Crashing(b, crash_at=1.0)], delay=0.02, inputs=_bots(2))
+    loop.run(3.2)
+    assert set(a.dropped) == {1}
+    stalled = a.stats.stall_frames
+    frame = a.displayed_frame
+    loop.run(5.2)
+    assert a.stats.stall_frames == stalled
+    assert a.displayed_frame - frame >= 110
+
+
+def test_a_drop_notice_from_one_peer_makes_the_others_join() -> None:
+    """Peer 0 alone stops hearing peer 2 (a one-way cut); peer 1 still does, but joins the drop."""
+    game = Arena(3)
+    a, b, c = _players(game, input_delay=1, max_prediction=8)
+    cut = _Crashing(c, crash_at=99.0, mute_at=1.0, muted=[0])
+    loop = Loop([a, b, cut], delay=0.02, inputs=_bots(3))
+    loop.run(4.0)
+    assert a.dropped == b.dropped
+    assert set(a.dropped) == {2}
+    before = b.rejected
+    loop.run(4.5)
+    assert b.rejected > before  # peer 2's datagrams are ignored once it is frozen
+    sums = _common_sums([a, b])
+    assert max(sums) > a.dropped[2] + 60
+    assert all(len(s) == 1 for s in sums.values())
+
+
+def test_drop_notices_about_oneself_or_from_strangers_are_counted() -> None:
+    game = Arena(3)
+    a, _, _ = _players(game)
+    about_me, _ = encode_drop_notice(player=0, done=False, last=3, start=0, inputs=[])
+    about_sender, _ = encode_drop_notice(player=1, done=False, last=3, start=0, inputs=[])
+    too_far, _ = encode_drop_notice(player=2, done=False, last=10_000, start=0, inputs=[])
+    for payload in (about_me, about_sender, too_far):
+        a.receive(1, payload, 0.0)
+    assert a.rejected == 3
+    assert a.disconnected == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    notices=st.lists(
+        st.tuples(
+            st.integers(1, 2),
+            st.integers(0, 7),
+            st.booleans(),
+            st.integers(-1, 400),
+            st.integers(0, 400),
+            st.lists(st.binary(max_size=4), max_size=30),
+        ),
+        max_size=12,
+    )
+)
+def test_any_drop_notices_keep_a_peer_bounded(
+    notices: list[tuple[int, int, bool, int, int, list[bytes]]],
+) -> None:
+    game = Arena(3)
+    a, _, _ = _players(game, input_delay=1, max_prediction=8)
+    for index, (source, player, done, last, start, inputs) in enumerate(notices):
+        payload, _ = encode_drop_notice(
+            player=player, done=done, last=last, start=start, inputs=inputs
+        )
+        a.receive(source, payload, index / 60)
+        a.tick(index / 60, game.neutral_input)
+        a.outgoing()
+    assert a.displayed_frame <= len(notices)
+    assert all(len(a._inputs[p]) <= 2 + 400 for p in range(3))  # bounded by what was sent
 
 
 def test_a_desync_is_detected_by_exchanged_checksums() -> None:

@@ -9,10 +9,12 @@ from hypothesis import strategies as st
 from lagless.sync.arena import Arena
 from lagless.sync.inputs import (
     MAX_INPUT_BYTES,
+    DropNotice,
     InputPacket,
     SpectatePacket,
     SpectatorAck,
     decode_rollback_packet,
+    encode_drop_notice,
     encode_input_packet,
     encode_spectate_packet,
     encode_spectator_ack,
@@ -94,6 +96,39 @@ def test_spectate_packets_round_trip(
     assert list(packet.frames) == frames[:carried]
 
 
+@given(
+    player=st.integers(0, 7),
+    done=st.booleans(),
+    last=st.integers(-1, 2**31 - 1),
+    start=st.integers(0, 2**32 - 1),
+    inputs=st.lists(st.binary(max_size=MAX_INPUT_BYTES), max_size=300),
+)
+def test_drop_notices_round_trip(
+    player: int, done: bool, last: int, start: int, inputs: list[bytes]
+) -> None:
+    data, carried = encode_drop_notice(
+        player=player, done=done, last=last, start=start, inputs=inputs
+    )
+    assert len(data) <= 1200
+    assert carried <= 255
+    assert decode_rollback_packet(data) == DropNotice(
+        player, done, last, start, tuple(inputs[:carried])
+    )
+    if carried < len(inputs):  # what did not fit would not have fitted either
+        assert carried == 255 or len(data) + 1 + len(inputs[carried]) > 1200
+
+
+def test_a_drop_notice_for_a_ninth_player_is_refused() -> None:
+    with pytest.raises(ValueError, match="player"):
+        encode_drop_notice(player=8, done=False, last=0, start=0, inputs=[])
+    with pytest.raises(ValueError, match="last"):
+        encode_drop_notice(player=1, done=False, last=-2, start=0, inputs=[])
+    data, _ = encode_drop_notice(player=1, done=True, last=5, start=0, inputs=[])
+    assert decode_rollback_packet(bytes((data[0], 8)) + data[2:]) is None  # player 8
+    assert decode_rollback_packet(data[:2] + b"\x02" + data[3:]) is None  # done neither 0 nor 1
+    assert decode_rollback_packet(data + b"\x00") is None  # trailing byte
+
+
 @given(st.integers(-1, 2**31 - 1))
 def test_spectator_acks_round_trip(ack: int) -> None:
     assert decode_rollback_packet(encode_spectator_ack(ack)) == SpectatorAck(ack)
@@ -104,12 +139,12 @@ def test_spectator_acks_round_trip(ack: int) -> None:
 def test_decoding_garbage_never_raises(data: bytes) -> None:
     packet = decode_rollback_packet(data)
     if packet is not None:
-        assert isinstance(packet, InputPacket | SpectatePacket | SpectatorAck)
+        assert isinstance(packet, InputPacket | SpectatePacket | SpectatorAck | DropNotice)
 
 
 @settings(max_examples=300)
 @given(
-    kind=st.sampled_from([0xB1, 0xB2, 0xB3]),
+    kind=st.sampled_from([0xB1, 0xB2, 0xB3, 0xB4]),
     body=st.binary(max_size=200),
 )
 def test_decoding_garbage_with_a_valid_kind_never_raises(kind: int, body: bytes) -> None:
@@ -118,6 +153,11 @@ def test_decoding_garbage_with_a_valid_kind_never_raises(kind: int, body: bytes)
         assert all(len(i) <= MAX_INPUT_BYTES for i in packet.inputs)
     if isinstance(packet, SpectatePacket):
         assert all(1 <= len(f) <= 8 for f in packet.frames)
+    if isinstance(packet, DropNotice):
+        assert 0 <= packet.player < 8
+        assert packet.last >= -1
+        assert len(packet.inputs) <= 255
+        assert all(len(i) <= MAX_INPUT_BYTES for i in packet.inputs)
 
 
 @settings(max_examples=200, deadline=None)

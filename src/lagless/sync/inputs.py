@@ -1,10 +1,13 @@
 """The datagrams of GGPO-style rollback (``lagless.sync.rollback``): inputs, spectator feeds, acks.
 
-Issue 15 "Build" 6: a player sends its own inputs redundantly (every input the receiver has not
-acknowledged, in every datagram) together with an acknowledgement of the receiver's inputs, its
-current frame and frame advantage (for time sync) and its latest confirmed checksum (for desync
-detection). The spectator host sends confirmed inputs of every player to each spectator the same
-way; a spectator only sends acknowledgements back.
+Issue 15 "Build" 6 and its follow-up (dropping a disconnected player): a player sends its own
+inputs redundantly (every input the receiver has not acknowledged, in every datagram) together
+with an acknowledgement of the receiver's inputs, its current frame and frame advantage (for
+time sync) and its latest confirmed checksum (for desync detection). The spectator host sends
+confirmed inputs of every player to each spectator the same way; a spectator only sends
+acknowledgements back. A player that takes part in dropping a silent player sends the others a
+drop notice: the last frame of that player's inputs it holds, whether it has settled the drop,
+and the inputs of that player the receiver may lack (relayed).
 
 Units: frames are integers (u32 on the wire, ack and checksum frames i32 with -1 for "none");
 the frame advantage travels in 1/16 frame (i16, saturated at ±2047.9 frames); sizes in bytes.
@@ -15,6 +18,8 @@ Layouts (little-endian):
     * spectate ``0xB2``: kind u8, checksum frame i32, checksum u32, start u32, players u8,
       count u8, then ``count * players`` inputs of (length u8, bytes), frame by frame.
     * spectator ack ``0xB3``: kind u8, ack i32.
+    * drop notice ``0xB4``: kind u8, player u8, done u8 (0 or 1), last i32, start u32, count u8,
+      then ``count`` inputs of (length u8, bytes): the dropped player's inputs being relayed.
 
 Decisions:
     * Inputs are opaque and at most ``MAX_INPUT_BYTES`` (64) long; a datagram carries at most 255
@@ -33,14 +38,17 @@ from dataclasses import dataclass
 from typing import Final
 
 __all__ = [
+    "KIND_DROP",
     "KIND_INPUT",
     "KIND_SPECTATE",
     "KIND_SPECTATOR_ACK",
     "MAX_INPUT_BYTES",
+    "DropNotice",
     "InputPacket",
     "SpectatePacket",
     "SpectatorAck",
     "decode_rollback_packet",
+    "encode_drop_notice",
     "encode_input_packet",
     "encode_spectate_packet",
     "encode_spectator_ack",
@@ -49,6 +57,7 @@ __all__ = [
 KIND_INPUT: Final = 0xB1
 KIND_SPECTATE: Final = 0xB2
 KIND_SPECTATOR_ACK: Final = 0xB3
+KIND_DROP: Final = 0xB4
 MAX_INPUT_BYTES: Final = 64
 MAX_ITEMS: Final = 255
 MAX_PLAYERS: Final = 8
@@ -58,6 +67,7 @@ ADVANTAGE_SCALE: Final = 16.0
 _INPUT_HEAD: Final = struct.Struct("<BIihiIIB")
 _SPECTATE_HEAD: Final = struct.Struct("<BiIIBB")
 _ACK: Final = struct.Struct("<Bi")
+_DROP_HEAD: Final = struct.Struct("<BBBiIB")
 _I16: Final = 32767
 _U32: Final = 0xFFFFFFFF
 
@@ -107,6 +117,26 @@ class SpectatorAck:
     """A spectator's acknowledgement: it holds every frame up to ``ack`` (-1: none)."""
 
     ack: int
+
+
+@dataclass(frozen=True, slots=True)
+class DropNotice:
+    """A player's part in dropping a silent player (see ``lagless.sync.rollback``).
+
+    Attributes:
+        player: The player being dropped.
+        done: True once the sender has settled the drop (it knows the frame from which the
+            player's input is neutral and holds every input before it).
+        last: The last frame of ``player``'s inputs the sender holds (-1: none).
+        start: Frame of ``inputs[0]``.
+        inputs: ``player``'s inputs for frames ``start, start + 1, ...`` (relayed).
+    """
+
+    player: int
+    done: bool
+    last: int
+    start: int
+    inputs: tuple[bytes, ...]
 
 
 def _pack_inputs(items: Sequence[bytes], room: int) -> tuple[bytes, int]:
@@ -190,6 +220,27 @@ def encode_spectate_packet(
     return head + b"".join(parts), count
 
 
+def encode_drop_notice(
+    *,
+    player: int,
+    done: bool,
+    last: int,
+    start: int,
+    inputs: Sequence[bytes],
+    budget: int = DEFAULT_BUDGET,
+) -> tuple[bytes, int]:
+    """A drop notice relaying as many of ``inputs`` as fit; returns (bytes, inputs carried).
+
+    Raises:
+        ValueError: ``player`` outside ``0 .. 7``, ``last < -1``, or an input over the limit.
+    """
+    if not 0 <= player < MAX_PLAYERS or last < -1:
+        raise ValueError(f"player must be in [0, {MAX_PLAYERS - 1}] and last >= -1")
+    body, count = _pack_inputs(inputs[:MAX_ITEMS], budget - _DROP_HEAD.size)
+    head = _DROP_HEAD.pack(KIND_DROP, player, int(done), last, start & _U32, count)
+    return head + body, count
+
+
 def encode_spectator_ack(ack: int) -> bytes:
     """A spectator's acknowledgement of every frame up to ``ack``."""
     return _ACK.pack(KIND_SPECTATOR_ACK, ack)
@@ -237,11 +288,29 @@ def _decode_spectate(data: bytes) -> SpectatePacket | None:
     return SpectatePacket(ck_frame, checksum, start, frames)
 
 
-def decode_rollback_packet(data: bytes) -> InputPacket | SpectatePacket | SpectatorAck | None:
+def _decode_drop(data: bytes) -> DropNotice | None:
+    if len(data) < _DROP_HEAD.size:
+        return None
+    _, player, done, last, start, count = _DROP_HEAD.unpack_from(data)
+    if player >= MAX_PLAYERS or done > 1 or last < -1:
+        return None
+    unpacked = _unpack_inputs(data, _DROP_HEAD.size, count)
+    if unpacked is None or unpacked[1] != len(data):
+        return None
+    return DropNotice(player, bool(done), last, start, tuple(unpacked[0]))
+
+
+RollbackPacket = InputPacket | SpectatePacket | SpectatorAck | DropNotice
+"""Any datagram of a rollback session."""
+
+
+def decode_rollback_packet(data: bytes) -> RollbackPacket | None:
     """The packet in ``data``, or None for anything malformed (never raises)."""
     if not data:
         return None
     kind = data[0]
+    if kind == KIND_DROP:
+        return _decode_drop(data)
     if kind == KIND_INPUT:
         return _decode_input(data)
     if kind == KIND_SPECTATE:

@@ -56,10 +56,24 @@ Decisions:
     * Bounded memory: saved states and prediction records exist only for unconfirmed frames;
       inputs are kept until every receiver acknowledged them; inputs more than ``HORIZON``
       frames ahead of the receiver's frame are dropped and counted in ``rejected``.
-    * Silence is reported, not acted on: a player heard from no datagram for ``interrupt_after``
-      seconds is in ``interrupted``, for ``disconnect_after`` in ``disconnected`` (GGPO's
-      interrupted and disconnected events); dropping a player needs every peer to agree on the
-      frame from which its input is neutral, which this session leaves to the application.
+    * Silence and dropping (GGPO's interrupted and disconnected events, then its disconnect): a
+      player heard from no datagram for ``interrupt_after`` seconds is in ``interrupted``; after
+      ``disconnect_after`` seconds (2 s) it is dropped by agreement. Each remaining player that
+      sees the silence, or hears a drop notice about that player from another, freezes it (its
+      datagrams are ignored from then on) and sends every other remaining player a notice every
+      tick: the last frame of the silent player's inputs it holds, and those inputs the receiver
+      may lack (relayed). Once a player holds a notice from every other remaining player and
+      every input up to the highest announced frame, the drop is *settled*: from that frame + 1
+      on the dropped player's input is the game's neutral input on every peer, and frames
+      predicted otherwise are rolled back at once. The maximum rather than the minimum is the
+      choice because a peer may already have confirmed frames up to the frame it holds, and
+      confirmed frames never change. Relaying works because every player keeps the other
+      players' inputs ``input_delay + max_prediction + 2`` frames below its confirmed frame
+      (another remaining player cannot be further behind in them; all peers use the same knobs);
+      a player stops sending its notice to a peer once that peer's notice says it settled.
+      Agreement holds for one silent player at a time and for several whose relays are not cut
+      short by a second drop; a peer that was only partitioned away is dropped all the same and
+      goes on alone (the application ends its session).
     * ``rng`` is accepted for the registry's uniform signature; rollback makes no random choice.
 """
 
@@ -67,15 +81,19 @@ from __future__ import annotations
 
 import random
 from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 from lagless.sync.contract import DeterministicGame, Outgoing, SyncStats
 from lagless.sync.inputs import (
     MAX_INPUT_BYTES,
+    DropNotice,
     InputPacket,
     SpectatePacket,
     SpectatorAck,
     decode_rollback_packet,
+    encode_drop_notice,
     encode_input_packet,
     encode_spectate_packet,
     encode_spectator_ack,
@@ -102,6 +120,24 @@ REMOTE_SUMS_KEPT: Final = 64
 """Remote checksums kept per peer while waiting for our own of the same frame."""
 
 
+NEVER: Final = 2**62
+"""``_known`` of a dropped player: every frame's input is known (neutral from its drop frame)."""
+
+
+@dataclass(slots=True)
+class _Drop:
+    """One player being dropped: what each remaining peer announced, who settled, the frame.
+
+    ``marks`` maps a remaining peer to the last frame of the player's inputs it announced,
+    ``settled_by`` holds the peers whose notice said they settled, ``frame`` is the first frame
+    of neutral input once this peer settled (None before).
+    """
+
+    marks: dict[int, int] = field(default_factory=dict)
+    settled_by: set[int] = field(default_factory=set)
+    frame: int | None = None
+
+
 def _keep_last(table: dict[int, int], limit: int) -> None:
     """Drop the oldest-inserted entries of ``table`` until it holds ``limit``."""
     while len(table) > limit:
@@ -126,7 +162,7 @@ class RollbackPeer(PeerBase[S]):
         time_sync: ``"period"`` (lengthen ``frame_period``), ``"skip"`` (skip ticks) or ``"off"``.
         history: Confirmed checksums kept in ``confirmed_checksums``.
         interrupt_after: Seconds of silence after which a remote counts as ``interrupted``.
-        disconnect_after: Seconds of silence after which a remote counts as ``disconnected``.
+        disconnect_after: Seconds of silence after which a remote is dropped by agreement.
     """
 
     def __init__(
@@ -146,7 +182,7 @@ class RollbackPeer(PeerBase[S]):
         time_sync: str = "period",
         history: int = 4096,
         interrupt_after: float = 1.0,
-        disconnect_after: float = 5.0,
+        disconnect_after: float = 2.0,
     ) -> None:
         players = game.players
         if not 0 <= peer < players:
@@ -223,6 +259,8 @@ class RollbackPeer(PeerBase[S]):
         self._disconnect_after = disconnect_after
         self._heard: dict[int, float] = {}
         self._silent: dict[int, float] = {}
+        self._drops: dict[int, _Drop] = {}
+        self._relay_margin = input_delay + max_prediction + 2
 
     # -- SyncPeer ------------------------------------------------------------------------------
 
@@ -238,17 +276,18 @@ class RollbackPeer(PeerBase[S]):
 
     @property
     def interrupted(self) -> list[int]:
-        """Players silent for more than ``interrupt_after`` seconds at the last tick."""
+        """Players silent for more than ``interrupt_after`` s at the last tick, drops excluded."""
         return [q for q, quiet in self._silent.items() if quiet > self._interrupt_after]
 
     @property
     def disconnected(self) -> list[int]:
-        """Players silent for more than ``disconnect_after`` seconds at the last tick.
+        """Players being dropped or dropped (silent for ``disconnect_after`` s, or so agreed)."""
+        return sorted(self._drops)
 
-        The session does not drop them: it stalls once the prediction window is full, and the
-        application decides (end the match, wait, show a message).
-        """
-        return [q for q, quiet in self._silent.items() if quiet > self._disconnect_after]
+    @property
+    def dropped(self) -> dict[int, int]:
+        """Settled drops: player -> the first frame in which its input is the neutral input."""
+        return {q: d.frame for q, d in self._drops.items() if d.frame is not None}
 
     def rtt(self, remote: int) -> float | None:
         """Smoothed round-trip time to player ``remote`` in seconds (None before a sample)."""
@@ -258,8 +297,11 @@ class RollbackPeer(PeerBase[S]):
         """Roll back if an input was mispredicted, then step one frame or stall, then send."""
         if len(local_input) > MAX_INPUT_BYTES:
             raise ValueError(f"an input is at most {MAX_INPUT_BYTES} bytes")
-        for remote in self._remotes:
-            self._silent[remote] = now - self._heard.setdefault(remote, now)
+        for remote in list(self._acked):
+            quiet = self._silent[remote] = now - self._heard.setdefault(remote, now)
+            if quiet > self._disconnect_after:
+                self._begin_drop(remote)
+        self._settle_drops()
         if local_input != self._held[0]:
             self._held = (local_input, now)
         self._rollback()
@@ -291,6 +333,9 @@ class RollbackPeer(PeerBase[S]):
         if isinstance(packet, InputPacket) and source in self._acked:
             self._heard[source] = now
             self._take_inputs(source, packet, now)
+        elif isinstance(packet, DropNotice) and source in self._acked:
+            self._heard[source] = now
+            self._take_notice(source, packet)
         elif isinstance(packet, SpectatorAck) and source in self._spectators:
             if packet.ack <= self.confirmed_frame:
                 self._spectators[source] = max(self._spectators[source], packet.ack)
@@ -303,8 +348,8 @@ class RollbackPeer(PeerBase[S]):
 
     def _input(self, player: int, frame: int) -> bytes:
         known = self._known[player]
-        if frame <= known:
-            return self._inputs[player][frame]
+        if frame <= known:  # a dropped player's store ends before its drop frame: neutral after
+            return self._inputs[player].get(frame, self._neutral)
         return self._inputs[player][known] if known >= 0 else self._neutral
 
     def _step_frame(self, confirmed: int) -> None:
@@ -351,24 +396,89 @@ class RollbackPeer(PeerBase[S]):
         if last is None or packet.frame >= last[0]:
             self._remote_frame[source] = (packet.frame, now)
             self._remote_advantage[source] = packet.advantage
-        store = self._inputs[source]
+        self._store(source, packet.start, packet.inputs)
+        if packet.checksum_frame >= 0:
+            self._compare_sum(source, packet.checksum_frame, packet.checksum)
+
+    def _store(self, player: int, start: int, inputs: Sequence[bytes]) -> None:
+        """Take ``player``'s inputs from frame ``start``; stop at a gap or past the horizon."""
+        store = self._inputs[player]
         limit = self._frame + HORIZON
-        for offset, value in enumerate(packet.inputs):
-            frame = packet.start + offset
-            known = self._known[source]
+        for offset, value in enumerate(inputs):
+            frame = start + offset
+            known = self._known[player]
             if frame <= known:
                 continue
             if frame != known + 1 or frame > limit:
                 self.rejected += 1
                 break
             store[frame] = value
-            self._known[source] = frame
+            self._known[player] = frame
             used = self._used.get(frame)
-            if used is not None and used[source] != value:
-                wrong = self._first_wrong
-                self._first_wrong = frame if wrong is None else min(wrong, frame)
-        if packet.checksum_frame >= 0:
-            self._compare_sum(source, packet.checksum_frame, packet.checksum)
+            if used is not None and used[player] != value:
+                self._mark_wrong(frame)
+
+    def _mark_wrong(self, frame: int) -> None:
+        """Roll back to ``frame`` (or earlier) at the start of the next tick."""
+        wrong = self._first_wrong
+        self._first_wrong = frame if wrong is None else min(wrong, frame)
+
+    # -- dropping a silent player ------------------------------------------------------------
+
+    def _begin_drop(self, player: int) -> None:
+        """Freeze ``player``: ignore it from now on and announce what this peer holds of it."""
+        del self._acked[player]
+        self._silent.pop(player, None)
+        self._drops[player] = _Drop()
+
+    def _take_notice(self, source: int, notice: DropNotice) -> None:
+        player = notice.player
+        if player in (self._peer, source) or player >= self._players:
+            self.rejected += 1
+            return
+        if notice.last > self._frame + HORIZON:
+            self.rejected += 1
+            return
+        if player in self._acked:
+            self._begin_drop(player)
+        drop = self._drops[player]
+        if notice.done:
+            drop.settled_by.add(source)
+        drop.marks[source] = max(drop.marks.get(source, -1), notice.last)
+        if drop.frame is None:
+            carried = max(0, notice.last - notice.start + 1)
+            self._store(player, notice.start, notice.inputs[:carried])
+
+    def _settle_drops(self) -> None:
+        """Settle every drop for which every remaining player has spoken and no input is missing."""
+        for player, drop in self._drops.items():
+            if drop.frame is not None or any(r not in drop.marks for r in self._acked):
+                continue
+            last = max([self._known[player], *drop.marks.values()])
+            if self._known[player] < last:
+                continue
+            drop.frame = last + 1
+            self._known[player] = NEVER
+            for frame, used in self._used.items():
+                if frame > last and used[player] != self._neutral:
+                    self._mark_wrong(frame)
+
+    def _send_notices(self, remote: int) -> None:
+        """This peer's drop notices for ``remote``, each relaying the inputs it may lack."""
+        for player, drop in self._drops.items():
+            if remote in drop.settled_by:
+                continue
+            last = self._known[player] if drop.frame is None else drop.frame - 1
+            first = max(self._low[player], drop.marks.get(remote, -1) + 1)
+            store = self._inputs[player]
+            payload, _ = encode_drop_notice(
+                player=player,
+                done=drop.frame is not None,
+                last=last,
+                start=first,
+                inputs=[store[f] for f in range(first, last + 1)],
+            )
+            self._emit(remote, payload)
 
     # -- checksums -----------------------------------------------------------------------------
 
@@ -404,7 +514,7 @@ class RollbackPeer(PeerBase[S]):
     def _time_sync(self, now: float) -> None:
         base = self._base_period
         lead = 0.0
-        for source in self._remotes:
+        for source in self._acked:
             reported = self._remote_frame.get(source)
             if reported is None:
                 continue
@@ -439,6 +549,8 @@ class RollbackPeer(PeerBase[S]):
             keep_from = min(confirmed + 1, self._frame, self._known[player], spectator_floor)
             if player == self._peer:
                 keep_from = min(keep_from, min(self._acked.values(), default=keep_from) + 1)
+            else:  # kept to relay if this player is dropped
+                keep_from -= self._relay_margin
             store = self._inputs[player]
             for frame in range(self._low[player], keep_from):
                 store.pop(frame, None)
@@ -450,8 +562,8 @@ class RollbackPeer(PeerBase[S]):
         own = self._inputs[self._peer]
         last = self._known[self._peer]
         frame, checksum = self._latest_sum
-        for remote in self._remotes:
-            first = self._acked[remote] + 1
+        for remote, acked in self._acked.items():
+            first = acked + 1
             payload, _ = encode_input_packet(
                 frame=self._frame,
                 ack=self._known[remote],
@@ -462,13 +574,14 @@ class RollbackPeer(PeerBase[S]):
                 inputs=[own[f] for f in range(first, last + 1)],
             )
             self._emit(remote, payload)
+            self._send_notices(remote)
         confirmed = self.confirmed_frame
         for spectator, acked in self._spectators.items():
             first = acked + 1
             if first > confirmed:
                 continue
             frames = [
-                tuple(self._inputs[p][f] for p in range(self._players))
+                tuple(self._input(p, f) for p in range(self._players))
                 for f in range(first, min(confirmed + 1, first + 255))
             ]
             payload, _ = encode_spectate_packet(
