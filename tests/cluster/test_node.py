@@ -312,3 +312,16 @@ def test_a_node_back_from_a_stall_speaks_for_its_cars_only_after_its_echo() -> N
     assert node.owned == []
     assert node.cells == []
     assert node.duplicates_dropped == 1
+
+
+def test_a_server_dead_before_its_first_full_snapshot_leaves_its_spawned_cars() -> None:
+    vc = VirtualCluster(servers=2, players=20, seed=9)
+    spawned = set(vc.nodes[1].owned)
+    assert spawned
+    survivor = vc.nodes[0]
+    survivor.receive(encode(Snapshot(1, survivor.tick, (), ())), vc.now)  # a fencing heartbeat
+    del vc.nodes[1]  # dies without ever speaking for its cars
+    vc.run(vc.now + 2.0)
+    assert survivor.takeovers == 1
+    assert spawned <= set(survivor.owned)
+    assert sorted(survivor.owned) == list(range(20))

@@ -43,7 +43,8 @@ Decisions:
       server's cells with ``epoch + 1`` and adopts the cars of its last snapshot at their last
       state (a pause of about ``dead_after``, no jump), with ``generation + 1`` and the newest
       input it heard; a car that a live server already shows with a higher generation is left
-      to it.
+      to it. A server that died before it ever published a non-empty snapshot leaves its
+      cars where they spawned.
     * **Conflicts** (two owners after a false alarm or a race): claims order by (epoch, lower
       server id), cars by (generation, lower server id); the loser drops its copy when it sees
       the winner's snapshot.
@@ -235,6 +236,7 @@ class CellNode:
         self._dead: set[int] = set()
         self._pending_out: dict[int, _Pending] = {}
         self._generation: dict[int, int] = {}  # player -> highest generation known anywhere
+        self._full_seen: set[int] = set()  # servers heard speaking for cells or cars
         self._pending_in: list[Handoff] = []
         self._out: list[tuple[str, bytes]] = []
         self._events: deque[Event] = deque()
@@ -401,6 +403,8 @@ class CellNode:
         self._dead.discard(source)
         previous = self._last_snapshot.get(source)
         fencing = not snap.claims and not snap.cars  # nothing to restore from it
+        if not fencing:
+            self._full_seen.add(source)
         if previous is None or (snap.tick > previous.tick and not fencing):
             self._last_snapshot[source] = snap
         for cell, epoch in snap.claims:
@@ -611,8 +615,14 @@ class CellNode:
                 self._owners[cell] = (epoch + 1, self.server)
                 self.takeovers += 1
         snap = self._last_snapshot.get(dead)
-        if snap is None:
-            return
+        if snap is None or dead not in self._full_seen:
+            # it died before it ever spoke for its cars: they are still where they spawned
+            spawned = (
+                CarRecord(p, 0, 0, state)
+                for p, state in enumerate(self._spawns)
+                if int(self.grid.cell_of(state.x, state.y)) % self.servers == dead
+            )
+            snap = Snapshot(dead, self.tick, (), tuple(spawned))
         elsewhere: dict[int, int] = {}
         for server, other in self._last_snapshot.items():
             if server not in self._dead:
