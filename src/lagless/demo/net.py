@@ -51,8 +51,9 @@ from lagless.demo.arena import (
 from lagless.demo.match import CLEAN, check_profile
 from lagless.demo.session import Autopilot, LiveStatus, Paths, live_status, shown_cars
 from lagless.errors import ConfigError, LocalProtocolError
-from lagless.io import PollEndpoint, Proxy, ProxyConfig, open_endpoint
+from lagless.io import PollEndpoint, Proxy, open_endpoint
 from lagless.io.endpoint import AsyncEndpoint
+from lagless.io.proxy import profile_proxy_config
 from lagless.io.udp import resolve, wildcard_for
 from lagless.netsim import get_profile
 from lagless.physics import Keys, PhysicsClient
@@ -113,28 +114,29 @@ class ServerStatus:
     """The profile between the clients and the server."""
 
 
-class _Rates:
-    """Per-client kB/s over each report interval, and their mean over intervals with players."""
+class ClientRate:
+    """kB/s per client over each report interval, and their mean over intervals with clients."""
 
     def __init__(self) -> None:
         self._last_t = 0.0
-        self._last_wire = 0
+        self._last_bytes = 0
         self._samples: list[float] = []
         self.last = 0.0
+        """kB/s per client over the latest interval (0 when no client was there)."""
 
-    def sample(self, server: BotServer, elapsed: float) -> None:
-        wire = server.bytes_sent + UDP_HEADER * server.datagrams_sent
-        players = len(server.server.cars)
+    def sample(self, total_bytes: int, clients: int, elapsed: float) -> None:
+        """Take the bytes sent so far, the clients now and the seconds since the start."""
         span = elapsed - self._last_t
-        if players and span > 0.0:
-            self.last = (wire - self._last_wire) / span / 1000.0 / players
+        if clients and span > 0.0:
+            self.last = (total_bytes - self._last_bytes) / span / 1000.0 / clients
             self._samples.append(self.last)
         else:
             self.last = 0.0
-        self._last_t, self._last_wire = elapsed, wire
+        self._last_t, self._last_bytes = elapsed, total_bytes
 
     @property
     def mean(self) -> float:
+        """Mean kB/s per client over the intervals that had clients."""
         return sum(self._samples) / len(self._samples) if self._samples else 0.0
 
 
@@ -203,20 +205,11 @@ async def serve_match(
         public = endpoint.address
         try:
             if proxied:
-                chosen = get_profile(profile)
-                proxy = Proxy(
-                    ProxyConfig(
-                        listen=address,
-                        forward=endpoint.address,
-                        up=chosen.up,
-                        down=chosen.down,
-                        seed=seed,
-                    )
-                )
+                proxy = Proxy(profile_proxy_config(profile, address, endpoint.address, seed))
                 await proxy.start()
                 public = proxy.listen_address
             started = loop.time()
-            rates = _Rates()
+            rates = ClientRate()
             if on_serving is not None:
                 on_serving(MatchServer(server, endpoint))
             on_start(_status(server, public, 0.0, profile, 0.0))
@@ -230,7 +223,11 @@ async def serve_match(
                     pass  # CarJoined / CarLeft: the players show in the status
                 if loop.time() >= next_report:
                     next_report += 1.0
-                    rates.sample(server, loop.time() - started)
+                    rates.sample(
+                        server.bytes_sent + UDP_HEADER * server.datagrams_sent,
+                        len(server.server.cars),
+                        loop.time() - started,
+                    )
                     if report is not None:
                         report(_status(server, public, loop.time() - started, profile, rates.last))
             final = _status(server, public, loop.time() - started, profile, rates.mean)

@@ -260,6 +260,19 @@ def build_proxy_config(
     return ProxyConfig(listen=listen_addr, forward=forward_addr, up=up, down=down, seed=seed)
 
 
+def profile_proxy_config(profile: str, listen: Address, forward: Address, seed: int) -> ProxyConfig:
+    """A proxy on ``listen`` that forwards to ``forward`` through the named netsim profile.
+
+    Both directions take the profile's link models, seeded by ``seed`` (how ``lagless demo
+    --server --profile`` and ``lagless web --profile`` put a mobile network in front of a server).
+
+    Raises:
+        ConfigError: an unknown profile.
+    """
+    chosen = get_profile(profile)
+    return ProxyConfig(listen=listen, forward=forward, up=chosen.up, down=chosen.down, seed=seed)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DirectionStats:
     """Counters of one direction (client → server or server → client) since the proxy started."""

@@ -50,15 +50,16 @@ from lagless.demo.arena import (
     make_server,
 )
 from lagless.demo.match import CLEAN, check_profile
+from lagless.demo.net import ClientRate
 from lagless.errors import ConfigError
-from lagless.io import AsyncEndpoint, Proxy, ProxyConfig, open_endpoint
+from lagless.io import AsyncEndpoint, Proxy, open_endpoint
+from lagless.io.proxy import profile_proxy_config
 from lagless.io.websocket import (
     Link,
     StaticFile,
     WebSocketServer,
     open_websocket_server,
 )
-from lagless.netsim import get_profile
 from lagless.transport import RELIABLE, UNRELIABLE
 from lagless.transport.netcode_state import ServerDisconnectReason
 from lagless.web.certificate import make_certificate
@@ -362,16 +363,7 @@ async def open_web_match(
                 )
                 wt_address = wt.address
                 if proxied:
-                    chosen = get_profile(profile)
-                    proxy = Proxy(
-                        ProxyConfig(
-                            listen=webtransport,
-                            forward=wt.address,
-                            up=chosen.up,
-                            down=chosen.down,
-                            seed=seed,
-                        )
-                    )
+                    proxy = Proxy(profile_proxy_config(profile, webtransport, wt.address, seed))
                     await proxy.start()
                     stack.push_async_callback(proxy.close)
                     wt_address = proxy.listen_address
@@ -392,31 +384,6 @@ async def open_web_match(
         except OSError as exc:
             raise ConfigError(f"cannot serve on {http[0]}:{http[1]}: {exc.strerror}") from None
         yield WebServers(match, web, endpoint, wt_address, profile)
-
-
-class _Rates:
-    """kB/s per browser over each report interval, and their mean over intervals with browsers."""
-
-    def __init__(self) -> None:
-        self._last_t = 0.0
-        self._last_bytes = 0
-        self._samples: list[float] = []
-        self.last = 0.0
-
-    def sample(self, match: WebMatch, elapsed: float) -> None:
-        written = match.bytes_out
-        browsers = len(match.hub.link_connections)
-        span = elapsed - self._last_t
-        if browsers and span > 0.0:
-            self.last = (written - self._last_bytes) / span / 1000.0 / browsers
-            self._samples.append(self.last)
-        else:
-            self.last = 0.0
-        self._last_t, self._last_bytes = elapsed, written
-
-    @property
-    def mean(self) -> float:
-        return sum(self._samples) / len(self._samples) if self._samples else 0.0
 
 
 def web_status(servers: WebServers, elapsed: float, kbps: float) -> WebStatus:
@@ -477,7 +444,7 @@ async def serve_web(
         http, udp, bots=bots, seed=seed, webtransport=webtransport, profile=profile
     ) as servers:
         started = loop.time()
-        rates = _Rates()
+        rates = ClientRate()
         on_start(web_status(servers, 0.0, 0.0))
         next_report = started + 1.0
         end = math.inf if duration is None else started + duration
@@ -490,7 +457,9 @@ async def serve_web(
             if loop.time() >= next_report:
                 next_report += 1.0
                 elapsed = loop.time() - started
-                rates.sample(servers.match, elapsed)
+                rates.sample(
+                    servers.match.bytes_out, len(servers.match.hub.link_connections), elapsed
+                )
                 if report is not None:
                     report(web_status(servers, elapsed, rates.last))
         return web_status(servers, loop.time() - started, rates.mean)
