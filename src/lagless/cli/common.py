@@ -38,6 +38,17 @@ R = TypeVar("R")
 
 USAGE_ERROR: int = 2  # exit status of a bad argument or any other user error
 STOP_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM)
+METRICS_OPTION = typer.Option(
+    None,
+    "--metrics",
+    metavar="HOST:PORT",
+    help="serve Prometheus metrics over HTTP here (needs lagless[ops]) [default: off]",
+)
+"""``--metrics HOST:PORT`` of every server command (issue 16, docs/operations.md)."""
+LOG_FORMAT_OPTION = typer.Option(
+    "text", "--log-format", metavar="text|json", help="json: one JSON object per line"
+)
+"""``--log-format text|json`` of every server command that logs."""
 
 
 class Interrupted(KeyboardInterrupt):

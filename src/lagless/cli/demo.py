@@ -46,6 +46,8 @@ from rich.table import Table
 
 from lagless.apps.serve import SHUTDOWN_REASON, metrics_address
 from lagless.cli.common import (
+    LOG_FORMAT_OPTION,
+    METRICS_OPTION,
     echo,
     exit_for,
     in_range,
@@ -163,15 +165,8 @@ def demo(
     connect: str | None = typer.Option(None, "--connect", help="HOST:PORT of a --server"),
     host: str = typer.Option("0.0.0.0", "--host", help="--server: address to serve on"),
     port: int = typer.Option(40600, "--port", "-p", help="--server: UDP port (0 picks one)"),
-    metrics: str | None = typer.Option(
-        None,
-        "--metrics",
-        metavar="HOST:PORT",
-        help="--server: serve Prometheus metrics over HTTP here (needs lagless[ops])",
-    ),
-    log_format: str = typer.Option(
-        "text", "--log-format", metavar="text|json", help="--server: json gives JSON lines"
-    ),
+    metrics: str | None = METRICS_OPTION,
+    log_format: str = LOG_FORMAT_OPTION,
 ) -> None:
     """Play a car arena with bots; headless, it writes last-frame.png and summary.json."""
     require_extras()

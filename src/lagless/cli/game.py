@@ -40,6 +40,8 @@ from lagless.apps.serve import (
     metrics_address,
 )
 from lagless.cli.common import (
+    LOG_FORMAT_OPTION,
+    METRICS_OPTION,
     Interrupted,
     bind_address,
     echo,
@@ -131,15 +133,8 @@ def serve_command(
     ),
     seed: int = typer.Option(0, "--seed", help="seed of the spawn choices"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no line per join and leave"),
-    metrics: str | None = typer.Option(
-        None,
-        "--metrics",
-        metavar="HOST:PORT",
-        help="serve Prometheus metrics over HTTP here (needs lagless[ops]) [default: off]",
-    ),
-    log_format: str = typer.Option(
-        "text", "--log-format", metavar="text|json", help="json: one JSON object per line"
-    ),
+    metrics: str | None = METRICS_OPTION,
+    log_format: str = LOG_FORMAT_OPTION,
 ) -> None:
     """Run an authoritative game server (insecure transport) that answers LAN discovery.
 
@@ -537,12 +532,7 @@ def rooms_command(
     duration: float | None = typer.Option(
         None, "--duration", help="seconds to run [default: until Ctrl-C]"
     ),
-    metrics: str | None = typer.Option(
-        None,
-        "--metrics",
-        metavar="HOST:PORT",
-        help="serve Prometheus metrics over HTTP here (needs lagless[ops]) [default: off]",
-    ),
+    metrics: str | None = METRICS_OPTION,
 ) -> None:
     """Run the room service: rooms, matchmaking by properties, event relay (insecure)."""
     try:

@@ -45,6 +45,8 @@ from lagless.apps import (
 from lagless.apps.serve import ClientStatus, metrics_address
 from lagless.apps.talk import token_addresses
 from lagless.cli.common import (
+    LOG_FORMAT_OPTION,
+    METRICS_OPTION,
     bind_address,
     echo,
     exit_for,
@@ -101,15 +103,8 @@ def serve_command(
         None, "--duration", help="seconds to run [default: until Ctrl-C]"
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no live table of clients"),
-    metrics: str | None = typer.Option(
-        None,
-        "--metrics",
-        metavar="HOST:PORT",
-        help="serve Prometheus metrics over HTTP here (needs lagless[ops]) [default: off]",
-    ),
-    log_format: str = typer.Option(
-        "text", "--log-format", metavar="text|json", help="json: one JSON object per line"
-    ),
+    metrics: str | None = METRICS_OPTION,
+    log_format: str = LOG_FORMAT_OPTION,
 ) -> None:
     """Run a lagless server (netcode 1.02 handshake and encryption, channels inside).
 
