@@ -128,7 +128,10 @@ def test_sigterm_ends_the_run_with_its_summary_and_no_process_left() -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(4.0)
+    assert proc.stderr is not None
+    ready = proc.stderr.readline()  # the run has started: every cell server is up
+    assert ready.startswith("cluster: 2 servers up"), ready
+    time.sleep(1.0)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 143, err

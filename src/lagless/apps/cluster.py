@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -381,7 +382,11 @@ class _Cluster:
 
 
 async def _play(
-    config: ClusterConfig, cluster: _Cluster, subjects: Subjects, stop: asyncio.Event
+    config: ClusterConfig,
+    cluster: _Cluster,
+    subjects: Subjects,
+    stop: asyncio.Event,
+    on_ready: Callable[[], None] | None,
 ) -> ClusterReport:
     bus = await PubSub.connect(cluster.nats.url, name="players")
     grid = CellGrid.for_servers(config.servers, config.cell_size, config.cell_size)
@@ -409,6 +414,8 @@ async def _play(
         if time.monotonic() > deadline:
             raise ClusterError(f"only servers {sorted(seen)} started within {_READY_TIMEOUT:g} s")
         await asyncio.sleep(0.05)
+    if on_ready is not None and not stop.is_set():
+        on_ready()
     start = time.monotonic()
     end = start + config.duration
     kill_at = start + config.kill_time if config.kill is not None else math.inf
@@ -493,7 +500,11 @@ async def _play(
 
 
 async def play_cluster(
-    config: ClusterConfig, *, stop: asyncio.Event | None = None, prefix: str = "lagless.cluster"
+    config: ClusterConfig,
+    *,
+    stop: asyncio.Event | None = None,
+    prefix: str = "lagless.cluster",
+    on_ready: Callable[[], None] | None = None,
 ) -> ClusterReport:
     """Start nats-server and the cell servers, play for ``config.duration`` s, stop everything.
 
@@ -501,6 +512,7 @@ async def play_cluster(
         config: The run.
         stop: Set it to end the run early (a signal); the report covers the time played.
         prefix: The cluster's subject prefix.
+        on_ready: Called once every cell server has published, when the timed run starts.
 
     Raises:
         NatsError: nats-server or nats-py is missing or would not start.
@@ -509,7 +521,7 @@ async def play_cluster(
     with tempfile.TemporaryDirectory(prefix="lagless-cluster-") as tmp:
         cluster = _Cluster(config, prefix, Path(tmp))
         try:
-            return await _play(config, cluster, Subjects(prefix), stop or asyncio.Event())
+            return await _play(config, cluster, Subjects(prefix), stop or asyncio.Event(), on_ready)
         finally:
             cluster.close()
 

@@ -111,7 +111,14 @@ def cluster(
         kill_at=kill_at,
         dead_after=dead_after,
     )
-    report, signum = run_until_signal(lambda stop: play_cluster(config, stop=stop))
+
+    def ready() -> None:
+        typer.echo(
+            f"cluster: {servers} servers up, {bots} bots playing for {duration:g} s (Ctrl-C stops)",
+            err=True,
+        )
+
+    report, signum = run_until_signal(lambda stop: play_cluster(config, stop=stop, on_ready=ready))
     if as_json:
         echo(report_json(report))
     else:
