@@ -31,7 +31,14 @@ per datagram; ``lagless_sent_bytes_total + 28 * lagless_sent_packets_total`` inc
   ``lagless_bots``, ``lagless_ticks_total``, ``lagless_snapshots_total`` (read live), and from
   its once-a-second status ``lagless_tick_seconds_recent{stat}`` and
   ``lagless_tick_cpu_seconds_recent{stat}`` (``avg``, ``p99``, ``max`` over its recent ticks)
-  and ``lagless_client_rate_bytes_per_second``.
+  and ``lagless_client_rate_bytes_per_second``;
+* web server (``lagless web``): the transport families of its UDP players, the demo's live
+  families, and ``lagless_browsers`` (browser links connected), ``lagless_link_sent_bytes_total``
+  (frame payload bytes written to links, without WebSocket, QUIC, TCP/UDP or IP headers),
+  ``lagless_link_frames_dropped_total`` (snapshot frames dropped for a browser behind),
+  ``lagless_link_bad_frames_total``, ``lagless_links_refused_total``, and from its
+  once-a-second status ``lagless_tick_seconds_recent{stat}`` and
+  ``lagless_browser_rate_bytes_per_second``.
 
 Connections opened and closed are counted by the application from the transport's
 ``ClientConnected`` / ``ClientDisconnected`` events it already handles
@@ -54,6 +61,7 @@ if TYPE_CHECKING:  # the demo needs pymunk; the game server is only read, never 
     from lagless.demo.net import ServerStatus
     from lagless.game import GameServer, RoomServer
     from lagless.io.endpoint import EndpointStatistics
+    from lagless.web.serve import WebMatch, WebStatus
 
 __all__ = [
     "LOSS_BOUNDS",
@@ -63,6 +71,7 @@ __all__ = [
     "game_families",
     "rooms_families",
     "transport_families",
+    "web_families",
 ]
 
 RTT_BOUNDS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0, 2.5)
@@ -228,6 +237,51 @@ def demo_families(server: BotServer, status: ServerStatus | None) -> list[Metric
             "lagless_client_rate_bytes_per_second",
             "Bytes per second sent per player over the last second (with IP/UDP headers).",
             status.kbps_per_client * 1000.0,
+        ),
+    ]
+
+
+def web_families(match: WebMatch, status: WebStatus | None) -> list[Metric]:
+    """The demo's live families of a web match, its browser links now, and the tick times and
+    per-browser rate of its last once-a-second ``status`` (left out before the first)."""
+    hub = match.hub
+    live = [
+        *demo_families(match.bot, None),
+        _gauge("lagless_browsers", "Browser links connected.", len(hub.link_connections)),
+        _counter(
+            "lagless_link_sent_bytes",
+            "Frame payload bytes written to browser links (without protocol headers).",
+            match.bytes_out,
+        ),
+        _counter(
+            "lagless_link_frames_dropped",
+            "Snapshot frames dropped because a browser link was behind.",
+            match.frames_dropped,
+        ),
+        _counter(
+            "lagless_link_bad_frames",
+            "Frames from browser links that broke the protocol (the link was closed).",
+            hub.bad_frames,
+        ),
+        _counter(
+            "lagless_links_refused", "Browser links refused: too many open.", hub.links_refused
+        ),
+    ]
+    if status is None:
+        return live
+    tick = GaugeMetricFamily(
+        "lagless_tick_seconds_recent", "Wall time per tick over recent ticks, s.", labels=["stat"]
+    )
+    tick.add_metric(["avg"], status.tick.avg_ms / 1000.0)
+    tick.add_metric(["p99"], status.tick.p99_ms / 1000.0)
+    tick.add_metric(["max"], status.tick.max_ms / 1000.0)
+    return [
+        *live,
+        tick,
+        _gauge(
+            "lagless_browser_rate_bytes_per_second",
+            "Frame payload bytes per second written per browser over the last second.",
+            status.kbps_per_browser * 1000.0,
         ),
     ]
 

@@ -224,6 +224,11 @@ class HybridServer(Server):
         """Return the links open (connected or waiting for their HELLO)."""
         return len(self._links)
 
+    def connection_of(self, link_id: int) -> int | None:
+        """Return the connection id of link ``link_id`` once it said HELLO, else ``None``."""
+        link = self._links.get(link_id)
+        return None if link is None else link.connection_id
+
     @property
     def link_connections(self) -> list[int]:
         """Return the connection ids of the connected links, ascending."""

@@ -20,6 +20,20 @@ Decisions:
     * This module uses asyncio (``lagless.web`` is in the layer test's ``IO_ALLOWED``, like
       ``lagless.demo``, whose ``serve_match`` it mirrors); the protocol logic it drives
       (``HybridServer``, ``lagless.web.frames``) is sans-I/O.
+    * Graceful shutdown (issue 16 part 3, docs/operations.md), as ``lagless demo --server``
+      does it, extended to the links: every connected client, UDP or browser, gets the physics
+      ``Goodbye`` with the reason (``server shutting down``) on the reliable channel (a link:
+      one reliable MESSAGE frame). A WebSocket link is then closed with 1001 (going away) and
+      the reason as soon as that frame is written (TCP keeps the order), and so is every link
+      that never said HELLO (a WebTransport one with the QUIC application error
+      ``0x100 + (1001 & 0xFF)`` = 0x1E9 and the reason, the driver's mapping). The wait that
+      follows ends when every UDP client acknowledged its goodbye (its reliable deliveries
+      grew) or left, every WebSocket link finished its close handshake and every WebTransport
+      browser ended its session (the page does so on the goodbye: its acknowledgement), after
+      ``shutdown_grace`` s (1 s), or when ``cut`` is set (a second signal); then the UDP
+      clients get the netcode disconnect packets and the remaining links the same close as
+      above. Behind ``--profile`` the proxy stays up for twice the down link's latency plus its
+      reordering delay and 50 ms (at most ``shutdown_grace``) so the closes cross it.
 """
 
 from __future__ import annotations
@@ -50,16 +64,19 @@ from lagless.demo.arena import (
     make_server,
 )
 from lagless.demo.match import CLEAN, check_profile
-from lagless.demo.net import ClientRate
+from lagless.demo.net import SHUTDOWN_GRACE, ClientRate
 from lagless.errors import ConfigError
 from lagless.io import AsyncEndpoint, Proxy, open_endpoint
 from lagless.io.proxy import profile_proxy_config
 from lagless.io.websocket import (
     Link,
     StaticFile,
+    WebSocketLink,
     WebSocketServer,
     open_websocket_server,
 )
+from lagless.netsim import get_profile
+from lagless.physics.codec import Goodbye, encode_message
 from lagless.transport import RELIABLE, UNRELIABLE
 from lagless.transport.netcode_state import ServerDisconnectReason
 from lagless.web.certificate import make_certificate
@@ -67,6 +84,7 @@ from lagless.web.frames import LINK_VERSION, MAX_FRAME
 from lagless.web.hybrid import HybridServer
 
 __all__ = [
+    "CLOSE_GOING_AWAY",
     "COLOURS",
     "WS_PATH",
     "WT_PATH",
@@ -99,6 +117,9 @@ _TYPES: Final = {
 }
 _CLOSE_NORMAL: Final = 1000
 _CLOSE_POLICY: Final = 1008
+CLOSE_GOING_AWAY: Final = 1001
+"""WebSocket close code of a server shutting down (RFC 6455 §7.4.1, "going away")."""
+_SHUTDOWN_POLL: Final = 0.01  # s between checks of the shutdown's acknowledgements
 
 
 def page_config(webtransport: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -206,6 +227,10 @@ class WebMatch:
         self._endpoint: AsyncEndpoint[WebMatch] | None = None
         self.frames_dropped_closed = 0  # drops of links that have closed
         self.bytes_out_closed = 0  # bytes written to links that have closed
+        self.goodbye: str | None = None
+        """The reason given to every client once ``shutdown`` ran (links close with it)."""
+        self._unacknowledged: dict[int, int] = {}  # UDP connection id -> deliveries at goodbye
+        self._close_links = False  # close WebSocket and HELLO-less links on the next pump
 
     def attach(self, endpoint: AsyncEndpoint[WebMatch]) -> None:
         """Use ``endpoint`` (the UDP driver pumping this object) for its clock and pumps."""
@@ -229,7 +254,10 @@ class WebMatch:
         endpoint.call(lambda _obj: fn(endpoint.now()))
 
     def link_opened(self, link: Link) -> None:
-        """Register the link with the hub."""
+        """Register the link with the hub; during a shutdown close it at once (1001, reason)."""
+        if self.goodbye is not None:
+            link.close(CLOSE_GOING_AWAY, self.goodbye)
+            return
         self.links[link.id] = link
         self._pump(lambda now: self.hub.open_link(link.id, link.address, now))
 
@@ -264,8 +292,10 @@ class WebMatch:
         for close in self.hub.links_to_close():
             link = self.links.get(close.link_id)
             if link is not None:
-                normal = close.reason == ServerDisconnectReason.SERVER_DISCONNECTED
-                link.close(_CLOSE_NORMAL if normal else _CLOSE_POLICY, close.reason.name.lower())
+                link.close(*self._close_code(close.reason))
+        if self._close_links:
+            self._close_links = False
+            self._close_on_shutdown()
         return out
 
     def next_timer(self) -> float | None:
@@ -275,6 +305,70 @@ class WebMatch:
     def next_event(self) -> object | None:
         """Return the server's next event (``CarJoined`` / ``CarLeft``)."""
         return self.bot.next_event()
+
+    # -- graceful shutdown (see the module docstring) -------------------------------------------
+
+    def shutdown(self, reason: str) -> int:
+        """Send every connected client, UDP or link, a physics ``Goodbye`` with ``reason`` on the
+        reliable channel; the pump that writes the links' frames then closes every WebSocket
+        link and every link without HELLO (1001 and ``reason``). Call it through the endpoint
+        (``endpoint.call``) so that pump follows.
+
+        Returns:
+            How many clients were told.
+
+        Raises:
+            LocalProtocolError: ``reason`` is over ``MAX_GOODBYE_BYTES`` bytes of UTF-8.
+        """
+        payload = encode_message(Goodbye(reason=reason), SNAPSHOT_FORMAT)
+        self.goodbye = reason
+        hub = self.hub
+        told = 0
+        for cid in hub.clients:
+            stats = hub.connection_statistics(cid)  # None for a link
+            if hub.send(cid, RELIABLE, payload) is None:
+                continue
+            told += 1
+            if stats is not None:
+                self._unacknowledged[cid] = stats.messages.messages_delivered
+        self._close_links = True
+        return told
+
+    def goodbyes_pending(self) -> int:
+        """Return the UDP clients that neither acknowledged their goodbye nor left, plus the
+        links still open (a WebSocket one until its close handshake ends, a WebTransport one
+        until the browser ends its session)."""
+        hub = self.hub
+        for cid, before in list(self._unacknowledged.items()):
+            stats = hub.connection_statistics(cid)
+            if stats is None or stats.messages.messages_delivered > before:
+                del self._unacknowledged[cid]
+        return len(self._unacknowledged) + len(self.links)
+
+    def close_all(self) -> int:
+        """Disconnect every client: UDP ones with the netcode disconnect packets, links with
+        1001 and the goodbye (1000 ``server_disconnected`` when there was none); return how
+        many were connected. Call it through the endpoint so the closes leave."""
+        hub = self.hub
+        left = [*hub.clients, *hub.plain_clients]
+        for cid in left:
+            hub.disconnect(cid, ServerDisconnectReason.SERVER_DISCONNECTED)
+        self._close_links = self.goodbye is not None
+        return len(left)
+
+    def _close_code(self, reason: ServerDisconnectReason) -> tuple[int, str]:
+        if reason != ServerDisconnectReason.SERVER_DISCONNECTED:
+            return _CLOSE_POLICY, reason.name.lower()
+        if self.goodbye is not None:
+            return CLOSE_GOING_AWAY, self.goodbye
+        return _CLOSE_NORMAL, reason.name.lower()
+
+    def _close_on_shutdown(self) -> None:
+        goodbye = self.goodbye
+        assert goodbye is not None
+        for link in self.links.values():
+            if isinstance(link, WebSocketLink) or self.hub.connection_of(link.id) is None:
+                link.close(CLOSE_GOING_AWAY, goodbye)
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,6 +510,12 @@ async def serve_web(
     report: Callable[[WebStatus], None] | None = None,
     webtransport: Address | None = None,
     profile: str = CLEAN,
+    on_serving: Callable[[WebServers], None] | None = None,
+    on_event: Callable[[object], None] | None = None,
+    goodbye: str | None = None,
+    shutdown_grace: float = SHUTDOWN_GRACE,
+    on_shutdown: Callable[[int], None] | None = None,
+    cut: asyncio.Event | None = None,
 ) -> WebStatus:
     """Serve the arena to browsers and UDP players until ``duration`` s pass or ``stop`` is set.
 
@@ -430,9 +530,19 @@ async def serve_web(
         report: Called once a second with the status, or ``None``.
         webtransport: UDP ``(host, port)`` for WebTransport sessions, or ``None``.
         profile: A network profile in front of the WebTransport sessions (``open_web_match``).
+        on_serving: Called once, before ``on_start``, with the running servers (read them on
+            the loop's thread only).
+        on_event: Called with each event of the game server (``CarJoined``, ``CarLeft``).
+        goodbye: The reason every client is told at the end (at most ``MAX_GOODBYE_BYTES``
+            bytes of UTF-8); ``None`` disconnects them without one.
+        shutdown_grace: Seconds the end waits at most for the acknowledgements (module
+            docstring, "Graceful shutdown").
+        on_shutdown: Called when the run ends, before the goodbyes, with the clients connected
+            (UDP and browsers).
+        cut: Set it during the shutdown to end the wait at once (a second signal).
 
     Returns:
-        The final status.
+        The final status (read when the run ended, before the shutdown).
 
     Raises:
         ConfigError: Bad duration, or an address that cannot be bound.
@@ -445,15 +555,22 @@ async def serve_web(
     ) as servers:
         started = loop.time()
         rates = ClientRate()
+        if on_serving is not None:
+            on_serving(servers)
         on_start(web_status(servers, 0.0, 0.0))
         next_report = started + 1.0
         end = math.inf if duration is None else started + duration
+
+        def drain() -> None:
+            while (event := servers.endpoint.receive_nowait()) is not None:
+                if on_event is not None:
+                    on_event(event)
+
         while not stop.is_set() and loop.time() < end:
             timeout = max(0.0, min(next_report, end) - loop.time())
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout)
-            while servers.endpoint.receive_nowait() is not None:
-                pass  # CarJoined / CarLeft: the players show in the status
+            drain()
             if loop.time() >= next_report:
                 next_report += 1.0
                 elapsed = loop.time() - started
@@ -462,4 +579,33 @@ async def serve_web(
                 )
                 if report is not None:
                     report(web_status(servers, elapsed, rates.last))
-        return web_status(servers, loop.time() - started, rates.mean)
+        final = web_status(servers, loop.time() - started, rates.mean)
+        drain()
+        if on_shutdown is not None:
+            on_shutdown(len(servers.match.hub.clients) + len(servers.match.hub.plain_clients))
+        left = await _shut_down(servers, goodbye, shutdown_grace, cut)
+        drain()
+        if servers.profile != CLEAN and left:
+            down = get_profile(servers.profile).down
+            await asyncio.sleep(min(shutdown_grace, 2.0 * down.latency + down.reorder_delay + 0.05))
+        return final
+
+
+async def _shut_down(
+    servers: WebServers, goodbye: str | None, grace: float, cut: asyncio.Event | None
+) -> bool:
+    """Tell every client ``goodbye``, wait for the acknowledgements (``grace`` s at most, until
+    ``cut`` is set), then disconnect and close everyone (see the module docstring); return
+    whether any client or link was left to close."""
+    loop = asyncio.get_running_loop()
+    endpoint = servers.endpoint
+    match = servers.match
+    if goodbye is not None:
+        endpoint.call(lambda m: m.shutdown(goodbye))
+    deadline = loop.time() + grace
+    cut = cut if cut is not None else asyncio.Event()
+    while match.goodbyes_pending() and loop.time() < deadline and not cut.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(cut.wait(), min(_SHUTDOWN_POLL, deadline - loop.time()))
+    links = len(match.links)
+    return endpoint.call(lambda m: m.close_all()) + links > 0

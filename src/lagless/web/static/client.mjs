@@ -20,6 +20,12 @@
 // differs by more than 5 ms; the first sample sets it), Cristian's offset from each round
 // trip. The HUD's RTT is the smoothed RTT (1/8 gain) of the same samples.
 //
+// Shutdown: a server that shuts down sends the physics Goodbye (its reason) on the reliable
+// channel, then closes a WebSocket with 1001 (going away) and the reason; the HUD's state
+// becomes "server closed: <reason>" from whichever comes first and stays so. Over WebTransport
+// the page ends its session on the goodbye: the server waits for that (1 s at most) before it
+// closes the connection itself.
+//
 // Decisions: the own car is shown through the display model like every other car (the demo's
 // client predicts it with the server's pymunk physics, which is not ported); HUD rates are the
 // frames' payload bytes per second (no WebSocket, QUIC, TCP/UDP or IP headers); keys: arrows or
@@ -50,6 +56,7 @@ const PATH_INTERVAL = 0.1; // s between path points
 const PATH_POINTS = 300; // points kept per car
 const MAX_FRAME = 4098; // bytes (lagless.web.frames.MAX_FRAME)
 const LOSS_WINDOW = 2.0; // s of snapshot times the loss estimate looks at
+const CLOSE_GOING_AWAY = 1001; // WebSocket close code of a server shutting down
 const KEY_CODES = {
   ArrowUp: KEYS.UP,
   KeyW: KEYS.UP,
@@ -151,6 +158,7 @@ export class ArenaClient {
     this.transport = "none";
     this.link = null;
     this.pinger = null;
+    this.goodbye = null; // the server's reason, once it said goodbye
   }
 
   connect() {
@@ -176,7 +184,19 @@ export class ArenaClient {
   closed(why) {
     clearInterval(this.pinger);
     this.link = null;
-    this.state = `closed (${why})`;
+    if (this.goodbye === null) this.state = `closed (${why})`;
+  }
+
+  // The server said why it drops us (a Goodbye message or a WebSocket close 1001 with a reason).
+  serverClosed(reason) {
+    if (this.goodbye !== null) return;
+    this.goodbye = reason;
+    this.state = `server closed: ${reason}`;
+  }
+
+  websocketClosed(code, reason) {
+    if (code === CLOSE_GOING_AWAY && reason) this.serverClosed(reason);
+    this.closed(`${code}${reason ? " " + reason : ""}`);
   }
 
   connectWebSocket() {
@@ -184,11 +204,12 @@ export class ArenaClient {
     const ws = new WebSocket(`${scheme}://${location.host}${this.config.ws_path}`);
     ws.binaryType = "arraybuffer";
     ws.onopen = () => {
-      this.link = { send: (frame) => ws.send(frame) };
+      // the server closes the WebSocket itself right after its goodbye
+      this.link = { send: (frame) => ws.send(frame), acknowledgeGoodbye: () => {} };
       this.opened("websocket");
     };
     ws.onmessage = (event) => this.receive(new Uint8Array(event.data));
-    ws.onclose = (event) => this.closed(`${event.code}${event.reason ? " " + event.reason : ""}`);
+    ws.onclose = (event) => this.websocketClosed(event.code, event.reason);
   }
 
   async connectWebTransport(offer) {
@@ -209,6 +230,13 @@ export class ArenaClient {
         (isReliable ? reliable.write(lengthPrefixed(frame)) : datagrams.write(frame)).catch(
           () => {},
         ),
+      acknowledgeGoodbye: () => {
+        try {
+          session.close({ closeCode: 0, reason: "goodbye received" });
+        } catch {
+          // already closed
+        }
+      },
     };
     this.opened("webtransport");
     session.closed.then(
@@ -255,6 +283,9 @@ export class ArenaClient {
       this.flushKeys();
     } else if (message.kind === "snapshot" && this.clock.synchronized) {
       this.snapshot(message, now);
+    } else if (message.kind === "goodbye") {
+      this.serverClosed(message.reason);
+      this.link?.acknowledgeGoodbye();
     }
   }
 
@@ -419,6 +450,7 @@ export class ArenaClient {
   status() {
     return {
       state: this.state,
+      goodbye: this.goodbye,
       transport: this.transport,
       carId: this.carId,
       snapshots: this.snapshots,

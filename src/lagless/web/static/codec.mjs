@@ -1,7 +1,7 @@
 // lagless browser client: bit unpacking, the physics messages and the WebSocket link frames.
 //
 // A port of lagless.wire's BitReader/BitWriter (bits LSB first), lagless.physics.codec (input
-// events, snapshots, welcomes; spec 004 §5.1.1) and lagless.web.frames (HELLO, MESSAGE, PING,
+// events, snapshots, welcomes, goodbyes; spec 004 §5.1.1) and lagless.web.frames (HELLO, MESSAGE, PING,
 // PONG). The snapshot ranges come from the server's /config.json (SnapshotFormat), so both ends
 // compute the same field widths. tests/web/test_js_codec.py runs this file in node against the
 // Python encoder. Decoders return null on bad bytes; they never throw to the caller.
@@ -11,6 +11,8 @@ export const MAX_CARS = 64;
 export const KIND_INPUT = 0;
 export const KIND_SNAPSHOT = 1;
 export const KIND_WELCOME = 2;
+export const KIND_GOODBYE = 3;
+export const MAX_GOODBYE_BYTES = 120; // UTF-8 bytes of a goodbye's reason (a 7-bit length)
 export const FRAME_HELLO = 1;
 export const FRAME_MESSAGE = 2;
 export const FRAME_PING = 3;
@@ -148,7 +150,8 @@ function readCar(r, fields) {
   return { id, x, y, heading, vx, vy, omega, steer, keys, inputSeq };
 }
 
-// lagless.physics.codec.decode_message: {kind: "input"|"snapshot"|"welcome", ...} or null.
+// lagless.physics.codec.decode_message: {kind: "input"|"snapshot"|"welcome"|"goodbye", ...}
+// or null (a goodbye's reason that is not UTF-8 is null too).
 export function decodeMessage(bytes, fields) {
   try {
     const r = new BitReader(bytes);
@@ -167,7 +170,10 @@ export function decodeMessage(bytes, fields) {
     } else if (kind === KIND_WELCOME) {
       message = { kind: "welcome", carId: r.bits(8) };
     } else {
-      return null;
+      const text = new Uint8Array(r.range(0, MAX_GOODBYE_BYTES));
+      for (let i = 0; i < text.length; i += 1) text[i] = r.bits(8);
+      message = { kind: "goodbye", reason: utf8(text) };
+      if (message.reason === null) return null;
     }
     const left = r.bitsRemaining;
     if (left >= 8 || r.bits(left) !== 0) return null;
@@ -175,6 +181,16 @@ export function decodeMessage(bytes, fields) {
   } catch (error) {
     if (error instanceof DecodeError) return null;
     throw error;
+  }
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+function utf8(bytes) {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    return null;
   }
 }
 
