@@ -45,6 +45,7 @@ from lagless.web.serve import (
     serve_web,
 )
 from tests.ops.helpers import ROOT, JsonServer
+from tests.ops.test_rooms_logs import finish
 from tests.web.test_webtransport import _Browser
 
 REASON = "server shutting down"
@@ -119,7 +120,7 @@ def test_sigterm_tells_a_websocket_browser_and_a_udp_player_why_then_exits_143()
             asyncio.run(browse())
         finally:
             player.close()
-        status, err = server.finish()
+        status, err = finish(server)
         exited = time.monotonic() - signalled[0]
     finally:
         if process.poll() is None:

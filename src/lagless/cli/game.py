@@ -12,10 +12,12 @@ server, ``bots`` when it cannot reach its server. Register with
 
 Operations (issue 16 part 3, ``tests/ops/``): ``serve`` and ``rooms`` take ``--metrics
 HOST:PORT`` (Prometheus metrics read on the loop's thread at scrape time, `lagless.apps.ops`;
-the loop then wakes at least every 5 ms to answer a scrape), ``serve`` takes ``--log-format
-json``. On a signal (or at the end of ``--duration``) ``serve`` kicks every player with the
-reason "server shutting down" (`GameServer.shutdown`), pumps until they are gone, 1 s at most
-(a second signal cuts that short), disconnects whoever is left, then prints its summary.
+the loop then wakes at least every 5 ms to answer a scrape) and ``--log-format json``
+(``rooms``: clients connecting and leaving, violations, rooms created, joined, left and
+closed, shutdown and summary; `_RoomLog`). On a signal (or at the end of ``--duration``)
+``serve`` kicks every player with the reason "server shutting down" (`GameServer.shutdown`),
+pumps until they are gone, 1 s at most (a second signal cuts that short), disconnects whoever
+is left, then prints its summary.
 ``rooms`` tells every client the same reason in the room protocol's own `Closing` message
 (`RoomServer.shutdown`), pumps until each is acknowledged, 1 s at most (a second signal cuts
 that short), disconnects everyone, flushes and prints its summary.
@@ -77,7 +79,12 @@ from lagless.game import (
 from lagless.io.discovery import BroadcastEndpoint
 from lagless.io.endpoint import PollEndpoint
 from lagless.io.logs import EventLog, check_log_format, install_json_logging
-from lagless.transport import NetcodeServerConfig
+from lagless.transport import (
+    ClientConnected,
+    ClientDisconnected,
+    NetcodeServerConfig,
+    ServerDisconnectReason,
+)
 
 if TYPE_CHECKING:  # prometheus-client is optional: imported only when --metrics is given
     from prometheus_client import Histogram
@@ -533,6 +540,7 @@ def rooms_command(
         None, "--duration", help="seconds to run [default: until Ctrl-C]"
     ),
     metrics: str | None = METRICS_OPTION,
+    log_format: str = LOG_FORMAT_OPTION,
 ) -> None:
     """Run the room service: rooms, matchmaking by properties, event relay (insecure)."""
     try:
@@ -540,42 +548,186 @@ def rooms_command(
         seconds(duration, "--duration")
         protocol = _protocol(protocol_id)
         metrics_at = metrics_address(metrics)
+        fmt = check_log_format(log_format)
     except ConfigError as exc:
         fail(str(exc))
     service = RoomServer(
         NetcodeServerConfig(protocol_id=protocol, public_address=address, insecure=True)
     )
+    log = EventLog("lagless.rooms", fmt, echo)
+    remove = install_json_logging() if log.json else None
+    try:
+        signum = _serve_rooms(service, address, duration, log, metrics_at)
+        rooms = service.rooms
+        log.info(
+            "summary",
+            f"{len(rooms)} rooms open, {service.relayed} events relayed",
+            rooms=len(rooms),
+            relayed=service.relayed,
+            dropped=dict(sorted(service.drops.items())),
+            signal=signum,
+        )
+    finally:
+        if remove is not None:
+            remove()
+    exit_for(signum)
+
+
+def _serve_rooms(
+    service: RoomServer,
+    address: Address,
+    duration: float | None,
+    log: EventLog,
+    metrics: Address | None,
+) -> int | None:
+    """Run the room service until ``duration`` or a signal, then shut it down; return the
+    stopping signal. In JSON mode every client and room change is an event (`_RoomLog`)."""
     with PollEndpoint(service, address) as endpoint:
-        exporter = None if metrics_at is None else _rooms_metrics(service, endpoint, metrics_at)
-        echo(f"room service on {show(endpoint.address)} (insecure)")
+        exporter = None if metrics is None else _rooms_metrics(service, endpoint, metrics)
+        log.info(
+            "serving",
+            f"room service on {show(endpoint.address)} (insecure)",
+            address=show(endpoint.address),
+        )
         if exporter is not None and exporter.address is not None:
-            echo(f"metrics on http://{show(exporter.address)}/metrics")
+            at = show(exporter.address)
+            log.info("metrics", f"metrics on http://{at}/metrics", address=at)
+        watch = _RoomLog(log, service) if log.json else None
 
         def step() -> bool:
             endpoint.wait(0.1 if exporter is None else FRAME)
-            endpoint.pump()
+            events = endpoint.pump()
+            if watch is not None:
+                watch.update(events, endpoint.statistics().datagrams_received)
             if exporter is not None:
                 exporter.owner.run_pending()
             return True
 
         try:
             signum = _run(step, duration)
-            _shut_down_rooms(endpoint, step)
+            _shut_down_rooms(endpoint, step, log)
+            events = endpoint.pump()
+            if watch is not None:
+                watch.update(events, -1)
         finally:
             if exporter is not None:
                 exporter.close()
-    rooms = service.rooms
-    echo(f"{len(rooms)} rooms open, {service.relayed} events relayed")
-    exit_for(signum)
+    return signum
 
 
-def _shut_down_rooms(endpoint: PollEndpoint[RoomServer], step: Callable[[], bool]) -> None:
+class _RoomLog:
+    """The room service's JSON events: clients connecting and leaving (the service's transport
+    events), protocol violations, and rooms created, joined, left and closed.
+
+    `RoomServer` reports no room events, so each pump that received datagrams or produced
+    events compares the rooms' members with the previous pump's: O(rooms + members) then,
+    nothing on an idle pump. A room created and closed (or a member joining and leaving)
+    within one pump is not seen. Malformed and unexpected room messages are counted by the
+    service without their sender: a ``client_violation`` record carries how many arrived.
+    """
+
+    def __init__(self, log: EventLog, service: RoomServer) -> None:
+        self._log = log
+        self._service = service
+        self._rooms: dict[int, tuple[str, frozenset[int]]] = {}
+        self._drops: dict[str, int] = {}
+        self._received = 0
+
+    def update(self, events: list[object], received: int) -> None:
+        """Log ``events`` (from a pump) and what changed since the last call; ``received`` is
+        the endpoint's datagram count (-1: compare whatever it is)."""
+        log = self._log
+        for event in events:
+            if isinstance(event, ClientConnected):
+                where = show(event.address)
+                log.info(
+                    "client_connected",
+                    f"client {event.connection_id} connected from {where}",
+                    client=event.connection_id,
+                    client_id=event.client_id,
+                    address=where,
+                )
+            elif isinstance(event, ClientDisconnected):
+                reason = event.reason.name.lower()
+                if event.reason == ServerDisconnectReason.PROTOCOL_VIOLATION:
+                    log.warning(
+                        "client_violation",
+                        f"client {event.connection_id} violated the protocol; closed",
+                        client=event.connection_id,
+                        reason=reason,
+                    )
+                log.info(
+                    "client_disconnected",
+                    f"client {event.connection_id} disconnected ({reason})",
+                    client=event.connection_id,
+                    reason=reason,
+                )
+        if received == self._received and not events:
+            return
+        self._received = received
+        self._violations()
+        self._changes()
+
+    def _violations(self) -> None:
+        for reason in ("malformed", "unexpected"):
+            count = self._service.drops[reason]
+            new = count - self._drops.get(reason, 0)
+            if new > 0:
+                self._drops[reason] = count
+                self._log.warning(
+                    "client_violation",
+                    f"{new} {reason} room messages dropped",
+                    client=None,
+                    reason=reason,
+                    count=new,
+                )
+
+    def _changes(self) -> None:
+        service = self._service
+        log = self._log
+        now = {
+            room.room: (room.name, frozenset(service.members(room.room))) for room in service.rooms
+        }
+        before = self._rooms
+        for ident, (name, members) in before.items():
+            gone = members - now.get(ident, ("", frozenset()))[1]
+            for member in sorted(gone):
+                log.info(
+                    "room_left",
+                    f"client {member} left room {ident}",
+                    room=ident,
+                    client=member,
+                )
+            if ident not in now:
+                log.info("room_closed", f"room {ident} ({name!r}) closed", room=ident, name=name)
+        for ident, (name, members) in now.items():
+            if ident not in before:
+                log.info("room_created", f"room {ident} ({name!r}) created", room=ident, name=name)
+            for member in sorted(members - before.get(ident, ("", frozenset()))[1]):
+                log.info(
+                    "room_joined",
+                    f"client {member} joined room {ident} ({len(members)} members)",
+                    room=ident,
+                    client=member,
+                    members=len(members),
+                )
+        self._rooms = now
+
+
+def _shut_down_rooms(
+    endpoint: PollEndpoint[RoomServer], step: Callable[[], bool], log: EventLog
+) -> None:
     """Tell every client `SHUTDOWN_REASON` (`RoomServer.shutdown`), pump until each is
     acknowledged (`SHUTDOWN_GRACE` s at most; a second signal cuts it short), then disconnect
     everyone and flush."""
     service = endpoint.obj
     told = endpoint.call(lambda s: s.shutdown(SHUTDOWN_REASON))
-    echo(f"shutting down: telling {told} clients {SHUTDOWN_REASON!r}")
+    log.info(
+        "shutdown",
+        f"shutting down: telling {told} clients {SHUTDOWN_REASON!r}",
+        clients=told,
+        reason=SHUTDOWN_REASON,
+    )
     deadline = time.monotonic() + SHUTDOWN_GRACE
     with interruptible():
         try:
@@ -584,7 +736,6 @@ def _shut_down_rooms(endpoint: PollEndpoint[RoomServer], step: Callable[[], bool
         except Interrupted:
             pass
     endpoint.call(lambda s: s.close())
-    endpoint.pump()
 
 
 def _rooms_metrics(
