@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import shutil
 import signal
@@ -16,6 +17,7 @@ import sys
 import time
 from typing import Any
 
+import pytest
 from aioquic.asyncio.client import connect as quic_connect
 from aioquic.h3.connection import H3_ALPN, FrameType
 from aioquic.h3.events import WebTransportStreamDataReceived
@@ -44,8 +46,9 @@ from lagless.web.serve import (
     page_config,
     serve_web,
 )
-from tests.ops.helpers import ROOT, JsonServer
+from tests.ops.helpers import ROOT, JsonServer, Samples, scrape
 from tests.ops.test_rooms_logs import finish
+from tests.web.cdp import CHROMIUM, chromium
 from tests.web.test_webtransport import _Browser
 
 REASON = "server shutting down"
@@ -72,7 +75,7 @@ def test_sigterm_tells_a_websocket_browser_and_a_udp_player_why_then_exits_143()
             "lagless",
             "web",
             *("--host", "127.0.0.1", "--port", "0", "--udp-port", "0", "--bots", "1"),
-            *("--no-webtransport", "--log-format", "json"),
+            *("--no-webtransport", "--log-format", "json", "--metrics", "127.0.0.1:0"),
         ],
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
@@ -85,7 +88,9 @@ def test_sigterm_tells_a_websocket_browser_and_a_udp_player_why_then_exits_143()
         serving = server.wait_event("serving")
         tcp = int(str(serving["address"]).rsplit(":", 1)[1])
         udp = int(str(serving["udp_address"]).rsplit(":", 1)[1])
+        at = server.wait_event("metrics")
         player = UdpPlayer(("127.0.0.1", udp), seed=3, model="dr+0.15rtt", autopilot=False)
+        samples: Samples = {}
         frames: list[bytes] = []
         closed: list[ConnectionClosed] = []
         signalled: list[float] = []
@@ -101,6 +106,7 @@ def test_sigterm_tells_a_websocket_browser_and_a_udp_player_why_then_exits_143()
                         frames.append(await asyncio.wait_for(ws.recv(), 0.02))  # type: ignore[arg-type]
                     except TimeoutError:
                         continue
+                samples.update(await asyncio.to_thread(scrape, str(at["address"])))
                 process.send_signal(signal.SIGTERM)
                 signalled.append(time.monotonic())
                 try:
@@ -136,6 +142,12 @@ def test_sigterm_tells_a_websocket_browser_and_a_udp_player_why_then_exits_143()
     assert (close.rcvd.code, close.rcvd.reason) == (CLOSE_GOING_AWAY, REASON)
     assert player.client.goodbye == REASON
     assert player.client.ended == "server_disconnected"
+    assert samples["lagless_browsers", ()] == 1
+    assert samples["lagless_players", ()] == 2
+    assert samples["lagless_bots", ()] == 1
+    assert samples["lagless_connections", (("kind", "lagless"),)] == 1  # the UDP player
+    assert samples["lagless_link_sent_bytes_total", ()] > 0
+    assert samples["lagless_received_packets_total", ()] > 0
     joined = server.events("client_connected")
     assert sorted(str(r["kind"]) for r in joined) == ["browser", "udp"]
     (shutdown,) = server.events("shutdown")
@@ -345,3 +357,51 @@ def test_the_page_decodes_goodbyes_as_python_does_and_shows_the_reason() -> None
     assert out["told"]["acknowledged"] == 1
     assert out["closed"] == f"server closed: {REASON}"
     assert out["dropped"] == "closed (1006)"
+
+
+async def _page_sees_the_goodbye(transport: str) -> tuple[dict[str, Any], float, str]:
+    local = ("127.0.0.1", 0)
+    stop = asyncio.Event()
+    started: list[WebStatus] = []
+    task = asyncio.create_task(
+        serve_web(
+            local,
+            local,
+            bots=1,
+            seed=1,
+            duration=None,
+            stop=stop,
+            on_start=started.append,
+            webtransport=local if transport == "webtransport" else None,
+            goodbye=REASON,
+        )
+    )
+    async with chromium() as browser:
+        while not started:
+            await asyncio.sleep(0.01)
+        page = await browser.open_page(f"http://localhost:{started[0].http_address[1]}/")
+        deadline = time.monotonic() + 15.0
+        while not await page.evaluate(
+            "window.lagless !== undefined && window.lagless.status().state === 'connected'"
+        ):
+            assert time.monotonic() < deadline, "the page never connected"
+            await asyncio.sleep(0.05)
+        stop.set()
+        stopped = time.monotonic()
+        await asyncio.wait_for(task, 5.0)
+        took = time.monotonic() - stopped
+        await asyncio.sleep(0.2)  # the page's next frame draws the HUD
+        status = await page.evaluate("window.lagless.status()")
+        hud = await page.evaluate("document.getElementById('hud').textContent")
+    return status, took, hud
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("transport", ["websocket", "webtransport"])
+def test_chromium_shows_the_servers_reason(transport: str) -> None:
+    assert os.path.exists(CHROMIUM), "Debian's chromium is missing (.ci/run installs it)"
+    status, took, hud = asyncio.run(_page_sees_the_goodbye(transport))
+    assert status["transport"] == transport
+    assert (status["state"], status["goodbye"]) == (f"server closed: {REASON}", REASON)
+    assert f"server closed: {REASON} via {transport}" in hud
+    assert took < 0.8  # the page closed its side at once: no 1 s wait (noisy: shared machine)
