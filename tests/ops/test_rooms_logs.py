@@ -82,19 +82,20 @@ def test_rooms_log_clients_rooms_violations_shutdown_and_summary_as_json(
     status, err = finish(server)
 
     assert status == 128 + signal.SIGTERM, err
-    me = [c.me for c in clients]
+    me = [int(c.me) for c in clients if c.me is not None]
+    assert len(me) == 2
     lobby, solo = room.room, room.room + 1
     connected = server.events("client_connected")
-    assert sorted(r["client"] for r in connected) == sorted(me)
-    assert sorted(r["client_id"] for r in connected) == [1, 2]
+    assert sorted(int(str(r["client"])) for r in connected) == sorted(me)
+    assert sorted(int(str(r["client_id"])) for r in connected) == [1, 2]
     created = [(r["room"], r["name"]) for r in server.events("room_created")]
     assert created == [(lobby, "lobby"), (solo, "solo")]
     joined = [(r["room"], r["client"]) for r in server.events("room_joined")]
     assert joined == [(lobby, me[0]), (lobby, me[1]), (solo, me[1])]
-    left = [(r["room"], r["client"]) for r in server.events("room_left")]
+    left = [(int(str(r["room"])), int(str(r["client"]))) for r in server.events("room_left")]
     assert left[0] == (lobby, me[1])  # by its own move, before the shutdown
     assert sorted(left[1:]) == sorted([(lobby, me[0]), (solo, me[1])])  # disconnected
-    closed = [r["room"] for r in server.events("room_closed")]
+    closed = [int(str(r["room"])) for r in server.events("room_closed")]
     assert sorted(closed) == [lobby, solo]
     (violation,) = server.events("client_violation")
     assert (violation["level"], violation["reason"], violation["count"]) == (

@@ -31,7 +31,6 @@ from lagless.demo.net import UdpPlayer
 from lagless.io.webtransport import StreamDeframer
 from lagless.physics.codec import (
     MAX_GOODBYE_BYTES,
-    DecodeError,
     Goodbye,
     Welcome,
     decode_message,
@@ -46,6 +45,7 @@ from lagless.web.serve import (
     page_config,
     serve_web,
 )
+from lagless.wire.errors import DecodeError
 from tests.ops.helpers import ROOT, JsonServer, Samples, scrape
 from tests.ops.test_rooms_logs import finish
 from tests.web.cdp import CHROMIUM, chromium

@@ -1,12 +1,13 @@
 """What the servers export to Prometheus: their own statistics, mapped to metric families.
 
 Implements issue 16 part 3 ("Operations") for ``lagless serve``, ``lagless game serve``,
-``lagless game rooms`` and ``lagless demo --server``: each builder below reads a server's
-existing counters (`NetcodeStatistics`, each connection's `ConnectionStatistics`, the endpoint's
-`EndpointStatistics`, the game server's ticks and drops) when Prometheus scrapes, so the hot path
-counts nothing twice. The exposition (a private registry per server, HTTP, owner-thread reads)
-is `lagless.io.metrics`; this module needs ``prometheus-client`` (the ``ops`` extra), so callers
-import it only when ``--metrics`` is given (`lagless.apps.serve.metrics_address` checks first).
+``lagless game rooms``, ``lagless demo --server`` and ``lagless web``: each builder below
+reads a server's existing counters (`NetcodeStatistics`, each connection's
+`ConnectionStatistics`, the endpoint's `EndpointStatistics`, the game server's ticks and drops)
+when Prometheus scrapes, so the hot path counts nothing twice. The exposition (a private
+registry per server, HTTP, owner-thread reads) is `lagless.io.metrics`; this module needs
+``prometheus-client`` (the ``ops`` extra), so callers import it only when ``--metrics`` is given
+(`lagless.apps.serve.metrics_address` checks first).
 
 Metrics (units in the names; bytes are UDP payload bytes, without the 28 IPv4+UDP header bytes
 per datagram; ``lagless_sent_bytes_total + 28 * lagless_sent_packets_total`` includes them):
