@@ -5,9 +5,11 @@ inputs redundantly (every input the receiver has not acknowledged, in every data
 with an acknowledgement of the receiver's inputs, its current frame and frame advantage (for
 time sync) and its latest confirmed checksum (for desync detection). The spectator host sends
 confirmed inputs of every player to each spectator the same way; a spectator only sends
-acknowledgements back. A player that takes part in dropping a silent player sends the others a
-drop notice: the last frame of that player's inputs it holds, whether it has settled the drop,
-and the inputs of that player the receiver may lack (relayed).
+acknowledgements back. A player that takes part in dropping a silent player sends the others,
+while the drop is being agreed, a drop report: the last frame of that player's inputs it holds,
+the players it still counts as remaining (its view) and the inputs of that player the receiver
+may lack (relayed); once it has settled the drop, a drop notice with the settled last frame and
+the same relay.
 
 Units: frames are integers (u32 on the wire, ack and checksum frames i32 with -1 for "none");
 the frame advantage travels in 1/16 frame (i16, saturated at ±2047.9 frames); sizes in bytes.
@@ -20,6 +22,11 @@ Layouts (little-endian):
     * spectator ack ``0xB3``: kind u8, ack i32.
     * drop notice ``0xB4``: kind u8, player u8, done u8 (0 or 1), last i32, start u32, count u8,
       then ``count`` inputs of (length u8, bytes): the dropped player's inputs being relayed.
+      Since the drop report exists, a player sends it only with done = 1 (the drop settled).
+    * drop report ``0xB5``: kind u8, player u8, view u8, last i32, start u32, count u8, then
+      ``count`` inputs of (length u8, bytes) as in the notice. Bit ``p`` of ``view`` is set
+      when the sender still counts player ``p`` as remaining (itself included, the dropped
+      player never); a report is never "done".
 
 Decisions:
     * Inputs are opaque and at most ``MAX_INPUT_BYTES`` (64) long; a datagram carries at most 255
@@ -27,7 +34,9 @@ Decisions:
       budget); the encoders report how many items fitted so the caller sends the rest later.
     * Decoders never raise and never allocate more than the datagram's own length: a wrong kind,
       a short or long buffer, an input longer than the limit, or a player count of 0 or above 8
-      gives ``None``.
+      gives ``None``; so does a drop report whose view holds the dropped player.
+    * The drop report is a kind of its own (not a longer 0xB4) so that 0xB4 keeps its layout:
+      both decode to `DropNotice`, a notice with ``view`` None, a report with ``done`` False.
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from typing import Final
 
 __all__ = [
     "KIND_DROP",
+    "KIND_DROP_REPORT",
     "KIND_INPUT",
     "KIND_SPECTATE",
     "KIND_SPECTATOR_ACK",
@@ -49,6 +59,7 @@ __all__ = [
     "SpectatorAck",
     "decode_rollback_packet",
     "encode_drop_notice",
+    "encode_drop_report",
     "encode_input_packet",
     "encode_spectate_packet",
     "encode_spectator_ack",
@@ -58,6 +69,7 @@ KIND_INPUT: Final = 0xB1
 KIND_SPECTATE: Final = 0xB2
 KIND_SPECTATOR_ACK: Final = 0xB3
 KIND_DROP: Final = 0xB4
+KIND_DROP_REPORT: Final = 0xB5
 MAX_INPUT_BYTES: Final = 64
 MAX_ITEMS: Final = 255
 MAX_PLAYERS: Final = 8
@@ -68,6 +80,7 @@ _INPUT_HEAD: Final = struct.Struct("<BIihiIIB")
 _SPECTATE_HEAD: Final = struct.Struct("<BiIIBB")
 _ACK: Final = struct.Struct("<Bi")
 _DROP_HEAD: Final = struct.Struct("<BBBiIB")
+_REPORT_HEAD: Final = struct.Struct("<BBBiIB")
 _I16: Final = 32767
 _U32: Final = 0xFFFFFFFF
 
@@ -123,13 +136,17 @@ class SpectatorAck:
 class DropNotice:
     """A player's part in dropping a silent player (see ``lagless.sync.rollback``).
 
+    Both the drop notice (0xB4) and the drop report (0xB5) decode to it.
+
     Attributes:
         player: The player being dropped.
         done: True once the sender has settled the drop (it knows the frame from which the
-            player's input is neutral and holds every input before it).
+            player's input is neutral and holds every input before it); False in a report.
         last: The last frame of ``player``'s inputs the sender holds (-1: none).
         start: Frame of ``inputs[0]``.
         inputs: ``player``'s inputs for frames ``start, start + 1, ...`` (relayed).
+        view: In a report, the bit mask of the players the sender still counts as remaining
+            (bit ``p`` for player ``p``); None in a notice.
     """
 
     player: int
@@ -137,6 +154,7 @@ class DropNotice:
     last: int
     start: int
     inputs: tuple[bytes, ...]
+    view: int | None = None
 
 
 def _pack_inputs(items: Sequence[bytes], room: int) -> tuple[bytes, int]:
@@ -241,6 +259,30 @@ def encode_drop_notice(
     return head + body, count
 
 
+def encode_drop_report(
+    *,
+    player: int,
+    view: int,
+    last: int,
+    start: int,
+    inputs: Sequence[bytes],
+    budget: int = DEFAULT_BUDGET,
+) -> tuple[bytes, int]:
+    """A drop report relaying as many of ``inputs`` as fit; returns (bytes, inputs carried).
+
+    Raises:
+        ValueError: ``player`` outside ``0 .. 7``, ``view`` outside ``0 .. 255`` or holding
+            ``player``, ``last < -1``, or an input over the limit.
+    """
+    if not 0 <= player < MAX_PLAYERS or last < -1:
+        raise ValueError(f"player must be in [0, {MAX_PLAYERS - 1}] and last >= -1")
+    if not 0 <= view < 1 << MAX_PLAYERS or view >> player & 1:
+        raise ValueError(f"view must be a mask of players without player {player}, got {view}")
+    body, count = _pack_inputs(inputs[:MAX_ITEMS], budget - _REPORT_HEAD.size)
+    head = _REPORT_HEAD.pack(KIND_DROP_REPORT, player, view, last, start & _U32, count)
+    return head + body, count
+
+
 def encode_spectator_ack(ack: int) -> bytes:
     """A spectator's acknowledgement of every frame up to ``ack``."""
     return _ACK.pack(KIND_SPECTATOR_ACK, ack)
@@ -300,6 +342,18 @@ def _decode_drop(data: bytes) -> DropNotice | None:
     return DropNotice(player, bool(done), last, start, tuple(unpacked[0]))
 
 
+def _decode_report(data: bytes) -> DropNotice | None:
+    if len(data) < _REPORT_HEAD.size:
+        return None
+    _, player, view, last, start, count = _REPORT_HEAD.unpack_from(data)
+    if player >= MAX_PLAYERS or view >> player & 1 or last < -1:
+        return None
+    unpacked = _unpack_inputs(data, _REPORT_HEAD.size, count)
+    if unpacked is None or unpacked[1] != len(data):
+        return None
+    return DropNotice(player, False, last, start, tuple(unpacked[0]), view)
+
+
 RollbackPacket = InputPacket | SpectatePacket | SpectatorAck | DropNotice
 """Any datagram of a rollback session."""
 
@@ -311,6 +365,8 @@ def decode_rollback_packet(data: bytes) -> RollbackPacket | None:
     kind = data[0]
     if kind == KIND_DROP:
         return _decode_drop(data)
+    if kind == KIND_DROP_REPORT:
+        return _decode_report(data)
     if kind == KIND_INPUT:
         return _decode_input(data)
     if kind == KIND_SPECTATE:

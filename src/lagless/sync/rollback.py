@@ -94,6 +94,7 @@ from lagless.sync.inputs import (
     SpectatorAck,
     decode_rollback_packet,
     encode_drop_notice,
+    encode_drop_report,
     encode_input_packet,
     encode_spectate_packet,
     encode_spectator_ack,
@@ -126,15 +127,18 @@ NEVER: Final = 2**62
 
 @dataclass(slots=True)
 class _Drop:
-    """One player being dropped: what each remaining peer announced, who settled, the frame.
+    """One player being dropped: what the other remaining players said about it, the frame.
 
-    ``marks`` maps a remaining peer to the last frame of the player's inputs it announced,
-    ``settled_by`` holds the peers whose notice said they settled, ``frame`` is the first frame
-    of neutral input once this peer settled (None before).
+    ``marks`` maps a peer to the highest last frame of the player's inputs it announced in any
+    report or notice (where relaying to it starts); ``reports`` maps a peer to its latest
+    report, (view mask, last frame); ``settled`` maps a peer whose notice said it settled to
+    the last frame it settled with; ``frame`` is the first frame of neutral input once this
+    peer settled (None before).
     """
 
     marks: dict[int, int] = field(default_factory=dict)
-    settled_by: set[int] = field(default_factory=set)
+    reports: dict[int, tuple[int, int]] = field(default_factory=dict)
+    settled: dict[int, int] = field(default_factory=dict)
     frame: int | None = None
 
 
@@ -426,58 +430,80 @@ class RollbackPeer(PeerBase[S]):
     # -- dropping a silent player ------------------------------------------------------------
 
     def _begin_drop(self, player: int) -> None:
-        """Freeze ``player``: ignore it from now on and announce what this peer holds of it."""
+        """Freeze ``player``: ignore it (and its checksums) from now on, report what is held."""
         del self._acked[player]
+        self._remote_sums[player].clear()
         self._silent.pop(player, None)
         self._drops[player] = _Drop()
+
+    def _view(self) -> int:
+        """The players this peer still counts as remaining, itself included, as a bit mask."""
+        view = 1 << self._peer
+        for remote in self._acked:
+            view |= 1 << remote
+        return view
 
     def _take_notice(self, source: int, notice: DropNotice) -> None:
         player = notice.player
         if player in (self._peer, source) or player >= self._players:
             self.rejected += 1
             return
-        if notice.last > self._frame + HORIZON:
+        view = notice.view
+        mine = 1 << self._peer | 1 << source
+        if notice.last > self._frame + HORIZON or (view is not None and view & mine != mine):
             self.rejected += 1
             return
         if player in self._acked:
             self._begin_drop(player)
         drop = self._drops[player]
-        if notice.done:
-            drop.settled_by.add(source)
         drop.marks[source] = max(drop.marks.get(source, -1), notice.last)
+        if notice.done:
+            drop.settled[source] = notice.last
+        elif view is not None:
+            old = drop.reports.get(source)
+            # views only shrink and holdings only grow: keep the newest of reordered reports
+            if old is None or (view & ~old[0] == 0 and (view != old[0] or notice.last >= old[1])):
+                drop.reports[source] = (view, notice.last)
         if drop.frame is None:
             carried = max(0, notice.last - notice.start + 1)
             self._store(player, notice.start, notice.inputs[:carried])
 
     def _settle_drops(self) -> None:
-        """Settle every drop for which every remaining player has spoken and no input is missing."""
+        """Settle every drop that the remaining players agree on (see the module docstring)."""
+        view = self._view()
         for player, drop in self._drops.items():
-            if drop.frame is not None or any(r not in drop.marks for r in self._acked):
+            if drop.frame is not None:
                 continue
-            last = max([self._known[player], *drop.marks.values()])
-            if self._known[player] < last:
+            held = self._known[player]
+            agreed = held in (drop.settled.get(r) for r in self._acked) or all(
+                drop.reports.get(r) == (view, held) for r in self._acked
+            )
+            if not agreed:
                 continue
-            drop.frame = last + 1
+            drop.frame = held + 1
             self._known[player] = NEVER
             for frame, used in self._used.items():
-                if frame > last and used[player] != self._neutral:
+                if frame > held and used[player] != self._neutral:
                     self._mark_wrong(frame)
 
     def _send_notices(self, remote: int) -> None:
-        """This peer's drop notices for ``remote``, each relaying the inputs it may lack."""
+        """This peer's drop reports (notices once settled) for ``remote``, relaying inputs."""
+        view = self._view()
         for player, drop in self._drops.items():
-            if remote in drop.settled_by:
+            if remote in drop.settled:
                 continue
             last = self._known[player] if drop.frame is None else drop.frame - 1
             first = max(self._low[player], drop.marks.get(remote, -1) + 1)
             store = self._inputs[player]
-            payload, _ = encode_drop_notice(
-                player=player,
-                done=drop.frame is not None,
-                last=last,
-                start=first,
-                inputs=[store[f] for f in range(first, last + 1)],
-            )
+            inputs = [store[f] for f in range(first, last + 1)]
+            if drop.frame is None:
+                payload, _ = encode_drop_report(
+                    player=player, view=view, last=last, start=first, inputs=inputs
+                )
+            else:
+                payload, _ = encode_drop_notice(
+                    player=player, done=True, last=last, start=first, inputs=inputs
+                )
             self._emit(remote, payload)
 
     # -- checksums -----------------------------------------------------------------------------
