@@ -168,6 +168,24 @@ def _browser_configuration() -> QuicConfiguration:
     )
 
 
+async def _join(client: _Browser, port: int) -> tuple[int, StreamDeframer]:
+    """Open a session, say HELLO on its stream, wait for the welcome; return the session and
+    the stream's deframer."""
+    session = client.open_session(port, WT_PATH)
+    stream = client.h3.create_webtransport_stream(session)
+    with client.h3._get_or_create_stream(stream) as mine:  # as in test_webtransport
+        mine.frame_type, mine.session_id = FrameType.WEBTRANSPORT_STREAM, session
+    client._quic.send_stream_data(stream, StreamDeframer.frame(HELLO))
+    client.transmit()
+    deframer = StreamDeframer(4098)
+    first = await client.next(WebTransportStreamDataReceived)
+    (welcome,) = deframer.feed(first.data)
+    decoded = decode_frame(welcome)
+    assert isinstance(decoded, LinkMessage)
+    assert isinstance(decode_message(decoded.payload, SNAPSHOT_FORMAT), Welcome)
+    return session, deframer
+
+
 async def _webtransport_goodbye(acknowledge: bool, cut_after: float | None) -> dict[str, Any]:
     """Serve in-process with one WebTransport browser, stop, and report what the browser saw
     and how long the shutdown took."""
@@ -201,18 +219,7 @@ async def _webtransport_goodbye(acknowledge: bool, cut_after: float | None) -> d
         "127.0.0.1", wt[1], configuration=_browser_configuration(), create_protocol=_Browser
     ) as client:
         assert isinstance(client, _Browser)
-        session = client.open_session(wt[1], WT_PATH)
-        stream = client.h3.create_webtransport_stream(session)
-        with client.h3._get_or_create_stream(stream) as mine:  # as in test_webtransport
-            mine.frame_type, mine.session_id = FrameType.WEBTRANSPORT_STREAM, session
-        client._quic.send_stream_data(stream, StreamDeframer.frame(HELLO))
-        client.transmit()
-        deframer = StreamDeframer(4098)
-        first = await client.next(WebTransportStreamDataReceived)
-        (welcome,) = deframer.feed(first.data)
-        decoded = decode_frame(welcome)
-        assert isinstance(decoded, LinkMessage)
-        assert isinstance(decode_message(decoded.payload, SNAPSHOT_FORMAT), Welcome)
+        session, deframer = await _join(client, wt[1])
         stop.set()
         stopped = time.monotonic()
         data = await client.next(WebTransportStreamDataReceived)
@@ -262,6 +269,56 @@ def test_a_second_signal_cuts_the_wait_short() -> None:
     assert isinstance(terminated, ConnectionTerminated)
     assert (terminated.error_code, terminated.reason_phrase) == (WT_CLOSE, REASON)
     assert seen["took"] < 0.7
+
+
+def test_a_second_sigterm_cuts_the_commands_wait_short() -> None:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lagless",
+            "web",
+            *("--host", "127.0.0.1", "--port", "0", "--udp-port", "0", "--bots", "0"),
+            *("--log-format", "json"),
+        ],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    server = JsonServer(process)
+    try:
+        serving = server.wait_event("serving")
+        port = int(str(serving["webtransport_address"]).rsplit(":", 1)[1])
+
+        async def silent_browser() -> tuple[list[str | None], ConnectionTerminated, float]:
+            async with quic_connect(
+                "127.0.0.1", port, configuration=_browser_configuration(), create_protocol=_Browser
+            ) as client:
+                assert isinstance(client, _Browser)
+                _session, deframer = await _join(client, port)
+                process.send_signal(signal.SIGTERM)
+                first = time.monotonic()
+                data = await client.next(WebTransportStreamDataReceived)
+                goodbye = [_goodbye_in(f) for f in deframer.feed(data.data)]
+                await asyncio.sleep(0.1)
+                process.send_signal(signal.SIGTERM)  # the second: no more waiting
+                terminated = await client.next(ConnectionTerminated)
+                return goodbye, terminated, time.monotonic() - first
+
+        goodbye, terminated, took = asyncio.run(silent_browser())
+        status, err = finish(server)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert goodbye == [REASON]
+    assert (terminated.error_code, terminated.reason_phrase) == (WT_CLOSE, REASON)
+    assert took < 0.8  # not the 1 s grace (noisy: a shared machine)
+    assert status == 128 + signal.SIGTERM, err
+    (summary,) = server.events("summary")
+    assert summary["signal"] == 15
 
 
 # -- the page's JavaScript ----------------------------------------------------------------------
