@@ -6,6 +6,7 @@ The page's JavaScript shows the reason (``server closed: <reason>``)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -269,6 +270,62 @@ def test_a_second_signal_cuts_the_wait_short() -> None:
     assert isinstance(terminated, ConnectionTerminated)
     assert (terminated.error_code, terminated.reason_phrase) == (WT_CLOSE, REASON)
     assert seen["took"] < 0.7
+
+
+def test_links_without_hello_and_links_opened_during_the_wait_are_closed_at_once() -> None:
+    async def main() -> list[tuple[str, int, str, float]]:
+        local = ("127.0.0.1", 0)
+        stop = asyncio.Event()
+        started: list[WebStatus] = []
+        task = asyncio.create_task(
+            serve_web(
+                local,
+                local,
+                bots=0,
+                seed=1,
+                duration=None,
+                stop=stop,
+                on_start=started.append,
+                webtransport=local,
+                goodbye=REASON,
+            )
+        )
+        while not started:
+            await asyncio.sleep(0.01)
+        http, wt = started[0].http_address[1], started[0].webtransport_address
+        assert wt is not None
+        closes: list[tuple[str, int, str, float]] = []
+
+        async def closed(name: str, ws: Any, since: float) -> None:
+            with contextlib.suppress(ConnectionClosed):
+                while True:
+                    await ws.recv()
+            assert ws.close_code is not None
+            closes.append((name, ws.close_code, ws.close_reason, time.monotonic() - since))
+
+        async with (
+            quic_connect(
+                "127.0.0.1", wt[1], configuration=_browser_configuration(), create_protocol=_Browser
+            ) as client,
+            connect(f"ws://127.0.0.1:{http}/ws") as early,  # never says HELLO
+        ):
+            assert isinstance(client, _Browser)
+            await _join(client, wt[1])  # a silent session: the wait lasts the full second
+            stop.set()
+            await closed("no hello", early, time.monotonic())
+            await asyncio.sleep(0.2)
+            assert not task.done()
+            async with connect(f"ws://127.0.0.1:{http}/ws") as late:
+                await closed("during the wait", late, time.monotonic())
+            await asyncio.wait_for(task, 5.0)
+        return closes
+
+    closes = asyncio.run(main())
+    assert [c[:3] for c in closes] == [
+        ("no hello", CLOSE_GOING_AWAY, REASON),
+        ("during the wait", CLOSE_GOING_AWAY, REASON),
+    ]
+    assert all(took < 0.5 for *_, took in closes)  # at once, not after the grace
 
 
 def test_a_second_sigterm_cuts_the_commands_wait_short() -> None:
