@@ -27,6 +27,12 @@ from hypothesis import strategies as st
 from lagless.sync.arena import Arena, ArenaState, ScriptedInputs
 from lagless.sync.contract import Outgoing, SyncStats
 from lagless.sync.harness import HarnessConfig, HarnessResult, run_keeping_peers
+from lagless.sync.inputs import (
+    MAX_INPUT_BYTES,
+    DropNotice,
+    decode_rollback_packet,
+    encode_drop_report,
+)
 from lagless.sync.rollback import RollbackPeer
 
 FRAME_RATE = 60.0
@@ -240,7 +246,7 @@ def test_a_player_dies_while_relaying_the_inputs_of_a_dead_one(
     assert drops[first] >= 58  # the relay's holding, not the survivors' own (about 45)
 
 
-@settings(max_examples=6, deadline=None, derandomize=True, database=None)
+@settings(max_examples=8, deadline=None, derandomize=True, database=None)
 @given(
     players=st.integers(3, 5),
     pair=st.lists(st.integers(0, 4), min_size=2, max_size=2, unique=True),
@@ -274,3 +280,104 @@ def test_any_two_deaths_leave_the_survivors_in_agreement(
     }
     result, peers = _run(players, fates, seed=seed, loss=0.15, duration=times[1] + 8.0)
     _check_survivors(peers, set(dead), result)
+
+
+def _cut(players: int, groups: Sequence[set[int]], at: float) -> dict[int, _Fate]:
+    """Fates that cut every link between two groups, both ways, from ``at`` seconds on."""
+    return {
+        p: _Fate(mute_from=at, muted=frozenset(range(players)) - group)
+        for group in groups
+        for p in group
+    }
+
+
+def test_a_partition_splits_the_survivors_into_sessions_that_each_agree() -> None:
+    """Player 5 dies at 1 s (its last 0.25 s reached only 0); {0, 1, 2} and {3, 4} lose each
+    other at 1.2 s. Each side drops the other side and 5, agrees within itself and goes on;
+    the sides may settle 5 on different frames (here they do: only 0 held its last inputs)."""
+    fates = _cut(6, [{0, 1, 2}, {3, 4}], at=1.2)
+    fates[5] = _Fate(dies_at=1.0, mute_from=0.75, muted=frozenset({1, 2, 3, 4}))
+    result, peers = _run(6, fates, seed=7, duration=10.0)
+    left = _check_survivors(peers, {3, 4, 5}, result)
+    right = _check_survivors(peers, {0, 1, 2, 5}, result)
+    assert left[5] > right[5]
+
+
+def test_a_survivor_cut_off_during_the_agreement_is_dropped_by_the_others() -> None:
+    """Player 4 dies at 1 s; player 3 loses every link at 2.9 s, while 4's drop is agreed.
+
+    The others cannot hear 3's report, so they wait until 3 is silent for 2 s, drop it too and
+    settle both among themselves; 3 drops everyone and goes on alone.
+    """
+    fates = _cut(5, [{0, 1, 2, 4}, {3}], at=2.9)
+    fates[4] = _Fate(dies_at=1.0, mute_from=0.8, muted=frozenset({0}))
+    result, peers = _run(5, fates, seed=8, duration=11.0)
+    _check_survivors(peers, {3, 4}, result)
+    alone = peers[3]
+    assert set(alone.dropped) == {0, 1, 2, 4}
+    assert alone.displayed_frame > max(alone.dropped.values()) + AFTER * FRAME_RATE
+
+
+@settings(max_examples=200)
+@given(
+    player=st.integers(0, 7),
+    view=st.integers(0, 255),
+    last=st.integers(-1, 2**31 - 1),
+    start=st.integers(0, 2**32 - 1),
+    inputs=st.lists(st.binary(max_size=MAX_INPUT_BYTES), max_size=300),
+)
+def test_drop_reports_round_trip(
+    player: int, view: int, last: int, start: int, inputs: list[bytes]
+) -> None:
+    view &= ~(1 << player)
+    data, carried = encode_drop_report(
+        player=player, view=view, last=last, start=start, inputs=inputs
+    )
+    assert data[0] == 0xB5
+    assert len(data) <= 1200
+    assert carried <= 255
+    expected = DropNotice(player, False, last, start, tuple(inputs[:carried]), view)
+    assert decode_rollback_packet(data) == expected
+    assert decode_rollback_packet(data[:-1]) is None
+    assert decode_rollback_packet(data + b"\x00") is None
+
+
+def test_bad_drop_reports_are_refused() -> None:
+    with pytest.raises(ValueError, match="view"):
+        encode_drop_report(player=2, view=0b100, last=0, start=0, inputs=[])
+    with pytest.raises(ValueError, match="view"):
+        encode_drop_report(player=2, view=256, last=0, start=0, inputs=[])
+    with pytest.raises(ValueError, match="player"):
+        encode_drop_report(player=8, view=1, last=0, start=0, inputs=[])
+    with pytest.raises(ValueError, match="last"):
+        encode_drop_report(player=1, view=1, last=-2, start=0, inputs=[])
+    data, _ = encode_drop_report(player=1, view=0b1, last=5, start=0, inputs=[])
+    assert decode_rollback_packet(data[:2] + b"\x03" + data[3:]) is None  # view holds player 1
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=200))
+def test_decoding_any_drop_report_never_raises(body: bytes) -> None:
+    packet = decode_rollback_packet(b"\xb5" + body)
+    if packet is not None:
+        assert isinstance(packet, DropNotice)
+        assert packet.view is not None
+        assert not packet.view >> packet.player & 1
+        assert not packet.done
+        assert packet.last >= -1
+        assert 0 <= packet.player < 8
+        assert len(packet.inputs) <= min(255, len(body))
+
+
+def test_a_report_whose_view_leaves_out_its_sender_or_receiver_is_refused() -> None:
+    game = Arena(4)
+    peer = RollbackPeer(game, peer=0, peers=4)
+    without_sender, _ = encode_drop_report(player=3, view=0b0101, last=2, start=0, inputs=[])
+    without_me, _ = encode_drop_report(player=3, view=0b0110, last=2, start=0, inputs=[])
+    peer.receive(1, without_sender, 0.0)
+    peer.receive(1, without_me, 0.0)
+    assert peer.rejected == 2
+    assert peer.disconnected == []
+    fine, _ = encode_drop_report(player=3, view=0b0111, last=2, start=0, inputs=[])
+    peer.receive(1, fine, 0.0)
+    assert peer.disconnected == [3]

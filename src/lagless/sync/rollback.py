@@ -59,21 +59,47 @@ Decisions:
     * Silence and dropping (GGPO's interrupted and disconnected events, then its disconnect): a
       player heard from no datagram for ``interrupt_after`` seconds is in ``interrupted``; after
       ``disconnect_after`` seconds (2 s) it is dropped by agreement. Each remaining player that
-      sees the silence, or hears a drop notice about that player from another, freezes it (its
-      datagrams are ignored from then on) and sends every other remaining player a notice every
-      tick: the last frame of the silent player's inputs it holds, and those inputs the receiver
-      may lack (relayed). Once a player holds a notice from every other remaining player and
-      every input up to the highest announced frame, the drop is *settled*: from that frame + 1
-      on the dropped player's input is the game's neutral input on every peer, and frames
-      predicted otherwise are rolled back at once. The maximum rather than the minimum is the
-      choice because a peer may already have confirmed frames up to the frame it holds, and
-      confirmed frames never change. Relaying works because every player keeps the other
-      players' inputs ``input_delay + max_prediction + 2`` frames below its confirmed frame
-      (another remaining player cannot be further behind in them; all peers use the same knobs);
-      a player stops sending its notice to a peer once that peer's notice says it settled.
-      Agreement holds for one silent player at a time and for several whose relays are not cut
-      short by a second drop; a peer that was only partitioned away is dropped all the same and
-      goes on alone (the application ends its session).
+      sees the silence, or hears a drop report or notice about that player from another,
+      freezes it: its datagrams, and the checksums it sent before, are ignored from then on (a
+      dead player may have confirmed frames with inputs no survivor holds). A player's *view*
+      is the set of players it has not begun to drop, itself included. Until it settles a drop,
+      it sends every other player of its view a drop report (``0xB5``) every tick: the last
+      frame of the dropped player's inputs it holds, its view, and the inputs the receiver may
+      lack (relayed, from the last frame the receiver announced). With ``held`` the last frame
+      it holds, it settles the drop at ``held + 1`` when every other player of its view last
+      reported exactly (its view, ``held``), or when one of them sent a drop notice (``0xB4``,
+      done) saying it settled with that same last frame. From then on the dropped player's
+      input is the game's neutral input, frames predicted otherwise are rolled back at once,
+      and the player sends drop notices instead of reports until each receiver's notice says it
+      settled too. The frame is the highest any survivor holds (relays raise the others to it),
+      never lower, because a peer may already have confirmed frames up to the frame it holds,
+      and confirmed frames never change.
+    * Why every survivor settles on the same frame, even when a second player dies while it
+      relays the first one's inputs (the rule before the view was "the highest frame
+      announced by every remaining player", and a survivor that dropped the relay early could
+      settle on a report sent before the relay reached its sender). A player takes a dropped
+      player's inputs only from the players of its current view, and views only shrink. If
+      every player of a view V reported (m, V), none of them ever holds more than m: after its
+      report each takes inputs only from players of V, and each of those held m at its own
+      report and nothing more before it (take the first one to exceed m: its source exceeded m
+      earlier). So every player of V that settles by the equal reports settles on m + 1, and a
+      settled notice only passes that frame on: its receiver is in the sender's view, so it
+      reported (m, V) and holds m. A second death changes everyone's view; reports over the old
+      view no longer count, and the survivors re-report until they hold the same inputs over
+      the same view.
+    * Relaying works because every player keeps the other players' inputs ``input_delay +
+      max_prediction + 2`` frames below its confirmed frame: a player of its view cannot be
+      further behind in them while it is alive (all peers use the same knobs).
+    * Partitions. Agreement needs a report from every other player of the view, so a player
+      that cannot be heard keeps the others stalled until it has been silent for
+      ``disconnect_after``; then it is dropped too and the rest settle without it, while it
+      drops everyone and goes on alone. A partition into groups leaves one session per group,
+      each in agreement within itself, possibly with different drop frames for the same player
+      (they ignore each other's datagrams from then on). A report from any peer makes the others
+      join its drop, so a one-way cut ends in the same drop on every side; a single cut link
+      between two survivors makes each drop the other, a third joins whichever drop it hears
+      of first and ignores the accused from then on: one or both ends are lost, by timing.
+      The application decides what a shrunken session means (``disconnected``, ``dropped``).
     * ``rng`` is accepted for the registry's uniform signature; rollback makes no random choice.
 """
 
@@ -130,10 +156,11 @@ class _Drop:
     """One player being dropped: what the other remaining players said about it, the frame.
 
     ``marks`` maps a peer to the highest last frame of the player's inputs it announced in any
-    report or notice (where relaying to it starts); ``reports`` maps a peer to its latest
-    report, (view mask, last frame); ``settled`` maps a peer whose notice said it settled to
-    the last frame it settled with; ``frame`` is the first frame of neutral input once this
-    peer settled (None before).
+    report or notice (where relaying to it starts); ``reports`` maps a peer to the report
+    received last, (view mask, last frame): a stale one is still true of its time, and a fresh
+    one follows every tick; ``settled`` maps a peer whose notice said it settled to the last
+    frame it settled with; ``frame`` is the first frame of neutral input once this peer
+    settled (None before).
     """
 
     marks: dict[int, int] = field(default_factory=dict)
@@ -450,7 +477,9 @@ class RollbackPeer(PeerBase[S]):
             return
         view = notice.view
         mine = 1 << self._peer | 1 << source
-        if notice.last > self._frame + HORIZON or (view is not None and view & mine != mine):
+        if notice.last > self._frame + HORIZON or (
+            view is not None and (view & mine != mine or view >> self._players)
+        ):
             self.rejected += 1
             return
         if player in self._acked:
@@ -460,10 +489,7 @@ class RollbackPeer(PeerBase[S]):
         if notice.done:
             drop.settled[source] = notice.last
         elif view is not None:
-            old = drop.reports.get(source)
-            # views only shrink and holdings only grow: keep the newest of reordered reports
-            if old is None or (view & ~old[0] == 0 and (view != old[0] or notice.last >= old[1])):
-                drop.reports[source] = (view, notice.last)
+            drop.reports[source] = (view, notice.last)
         if drop.frame is None:
             carried = max(0, notice.last - notice.start + 1)
             self._store(player, notice.start, notice.inputs[:carried])
