@@ -19,6 +19,9 @@ Decisions:
     * Keep-alive: the library pings every ``KEEPALIVE`` s and closes a link whose pong is more
       than ``KEEPALIVE`` s late, so a dead browser is noticed within 5-10 s (DESIGN.md
       "Timeouts"). Per-message compression is off: the frames are bit-packed already.
+    * A peer gets ``CLOSE_TIMEOUT`` (1 s) to answer our close frame, then its TCP connection is
+      cut: a hung client cannot hold a server's shutdown for the library's default 10 s
+      (``tests/web/test_websocket_close.py``).
     * Static files are a table given up front (path -> type and bytes): nothing is read from
       disk per request, so no path can escape it. ``/`` serves ``/index.html``; the query string
       is ignored; responses say ``Cache-Control: no-store`` (a page always matches its server).
@@ -59,6 +62,7 @@ __all__ = [
 DROP_BACKLOG: Final = 4  # frames waiting before a droppable frame is dropped
 MAX_BACKLOG: Final = 1024  # frames waiting before the link is closed
 KEEPALIVE: Final = 5.0  # s between the library's pings, and the most a pong may be late
+CLOSE_TIMEOUT: Final = 1.0  # s a peer has to answer our close frame before TCP is cut
 CLOSE_POLICY: Final = 1008  # WebSocket close code: policy violation
 CLOSE_ERROR: Final = 1011  # WebSocket close code: internal error
 CLOSE_UNSUPPORTED: Final = 1003  # WebSocket close code: unsupported data
@@ -239,6 +243,7 @@ class WebSocketServer:
             max_size=self._max_frame,
             ping_interval=KEEPALIVE,
             ping_timeout=KEEPALIVE,
+            close_timeout=CLOSE_TIMEOUT,
             logger=_QuietPreconnects(logging.getLogger("websockets.server")),
         )
 
