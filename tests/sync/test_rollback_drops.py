@@ -246,6 +246,18 @@ def test_a_player_dies_while_relaying_the_inputs_of_a_dead_one(
     assert drops[first] >= 58  # the relay's holding, not the survivors' own (about 45)
 
 
+def test_eight_players_three_deaths() -> None:
+    """Players 5 and 7 die at 1 s (7's last 0.25 s reached only 6); 6 dies at 2.9 s, relaying."""
+    fates = {
+        7: _Fate(dies_at=1.0, mute_from=0.75, muted=_others(8, 7, 6)),
+        5: _Fate(dies_at=1.0),
+        6: _Fate(dies_at=2.9, mute_from=0.84, muted=frozenset({1, 2})),
+    }
+    result, peers = _run(8, fates, seed=9, loss=0.1)
+    drops = _check_survivors(peers, {5, 6, 7}, result)
+    assert drops[7] >= 58
+
+
 @settings(max_examples=8, deadline=None, derandomize=True, database=None)
 @given(
     players=st.integers(3, 5),
