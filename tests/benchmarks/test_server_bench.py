@@ -91,6 +91,19 @@ def test_cli_passes_arguments_through(quick: dict[str, object]) -> None:
     rows = quick["workloads"]
     assert isinstance(rows, list)
     assert {row["clients"] for row in rows if row["workload"] == "sweep"} == {3}
+    assert quick["plan"]["stream_acks"] is True  # type: ignore[index]  # no --default-acks
+
+
+def test_clients_ack_on_their_stream_unless_told_to_keep_the_default(bench: ModuleType) -> None:
+    default = bench.ConnectionConfig().sparse_ack_delay
+    assert not bench.client_connection(20.0, stream_acks=True).delivery_events
+    assert bench.client_connection(20.0, stream_acks=True).sparse_ack_delay == pytest.approx(
+        0.05 + bench.STREAM_ACK_MARGIN
+    )
+    assert bench.client_connection(20.0, stream_acks=False).sparse_ack_delay == default
+    assert bench.client_connection(0.0, stream_acks=True).sparse_ack_delay == default  # max rate
+    plan, _ = bench._plan(["--quick", "--default-acks"])
+    assert plan.stream_acks is False
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])

@@ -104,6 +104,16 @@ def test_reliable_messages_arrive_once_in_order_and_are_reported_delivered() -> 
     assert all(size <= MAX_PAYLOAD for size in route.sizes)
 
 
+def test_delivery_events_can_be_turned_off_and_deliveries_are_still_counted() -> None:
+    route = Route(seed=3, loss=0.2, config=ConnectionConfig(delivery_events=False))
+    for i in range(40):
+        route.client.send(RELIABLE_ORDERED, f"m{i}".encode())
+    route.run(3.0)
+    assert _received(route.events[False], RELIABLE_ORDERED) == [f"m{i}".encode() for i in range(40)]
+    assert not [e for e in route.events[True] if isinstance(e, MessageDelivered)]
+    assert route.client.statistics().messages.messages_delivered == 40
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_exactly_once_in_order_under_loss_duplication_and_reordering(seed: int) -> None:
     route = Route(seed=seed, loss=0.3, dup=0.2, delay=(0.01, 0.15))

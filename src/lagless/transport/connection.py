@@ -233,6 +233,10 @@ class ConnectionConfig:
     """Seconds between time requests once the clock holds ``CLOCK_WARMUP`` samples."""
     packet_events: bool = False
     """Emit `PacketDelivered` / `PacketLost` events (the Tribes model of spec 004)."""
+    delivery_events: bool = True
+    """Emit a `MessageDelivered` event for every reliable message the peer acknowledged. An
+    application that never waits for deliveries (an echo, a stream of inputs) may turn them off
+    and save an event per message; the statistics count deliveries all the same."""
 
     def __post_init__(self) -> None:
         """Validate the fields; raise `ConfigError` naming the first bad one."""
@@ -726,8 +730,9 @@ class Connection:
         messages = self._messages
         delivered = messages.delivered
         if delivered:
-            head = (self.client_index, self.connection_id)
-            self._events += [_new(MessageDelivered, head + entry) for entry in delivered]
+            if self.config.delivery_events:
+                head = (self.client_index, self.connection_id)
+                self._events += [_new(MessageDelivered, head + entry) for entry in delivered]
             delivered.clear()
         ready = messages.ready
         if ready:
