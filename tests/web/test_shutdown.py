@@ -14,8 +14,8 @@ import shutil
 import signal
 import ssl
 import subprocess
-import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -68,71 +68,58 @@ def _goodbye_in(frame: bytes) -> str | None:
     return message.reason if isinstance(message, Goodbye) else None
 
 
-def test_sigterm_tells_a_websocket_browser_and_a_udp_player_why_then_exits_143() -> None:
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "lagless",
-            "web",
-            *("--host", "127.0.0.1", "--port", "0", "--udp-port", "0", "--bots", "1"),
-            *("--no-webtransport", "--log-format", "json", "--metrics", "127.0.0.1:0"),
-        ],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+def test_sigterm_tells_a_websocket_browser_and_a_udp_player_why_then_exits_143(
+    json_server: Callable[..., JsonServer],
+) -> None:
+    server = json_server(
+        "web",
+        *("--host", "127.0.0.1", "--port", "0", "--udp-port", "0", "--bots", "1"),
+        *("--no-webtransport", "--log-format", "json", "--metrics", "127.0.0.1:0"),
     )
-    server = JsonServer(process)
-    try:
-        serving = server.wait_event("serving")
-        tcp = int(str(serving["address"]).rsplit(":", 1)[1])
-        udp = int(str(serving["udp_address"]).rsplit(":", 1)[1])
-        at = server.wait_event("metrics")
-        player = UdpPlayer(("127.0.0.1", udp), seed=3, model="dr+0.15rtt", autopilot=False)
-        samples: Samples = {}
-        frames: list[bytes] = []
-        closed: list[ConnectionClosed] = []
-        signalled: list[float] = []
+    process = server.process
+    serving = server.wait_event("serving")
+    tcp = int(str(serving["address"]).rsplit(":", 1)[1])
+    udp = int(str(serving["udp_address"]).rsplit(":", 1)[1])
+    at = server.wait_event("metrics")
+    player = UdpPlayer(("127.0.0.1", udp), seed=3, model="dr+0.15rtt", autopilot=False)
+    samples: Samples = {}
+    frames: list[bytes] = []
+    closed: list[ConnectionClosed] = []
+    signalled: list[float] = []
 
-        async def browse() -> None:
-            async with connect(f"ws://127.0.0.1:{tcp}/ws", compression=None) as ws:
-                await ws.send(HELLO)
-                deadline = time.monotonic() + 15.0
-                while player.client.car_id is None or not frames:  # both players are in
-                    assert time.monotonic() < deadline, "the players never joined"
+    async def browse() -> None:
+        async with connect(f"ws://127.0.0.1:{tcp}/ws", compression=None) as ws:
+            await ws.send(HELLO)
+            deadline = time.monotonic() + 15.0
+            while player.client.car_id is None or not frames:  # both players are in
+                assert time.monotonic() < deadline, "the players never joined"
+                player.advance()
+                try:
+                    frames.append(await asyncio.wait_for(ws.recv(), 0.02))  # type: ignore[arg-type]
+                except TimeoutError:
+                    continue
+            samples.update(await asyncio.to_thread(scrape, str(at["address"])))
+            process.send_signal(signal.SIGTERM)
+            signalled.append(time.monotonic())
+            try:
+                while True:
                     player.advance()
                     try:
                         frames.append(await asyncio.wait_for(ws.recv(), 0.02))  # type: ignore[arg-type]
                     except TimeoutError:
                         continue
-                samples.update(await asyncio.to_thread(scrape, str(at["address"])))
-                process.send_signal(signal.SIGTERM)
-                signalled.append(time.monotonic())
-                try:
-                    while True:
-                        player.advance()
-                        try:
-                            frames.append(await asyncio.wait_for(ws.recv(), 0.02))  # type: ignore[arg-type]
-                        except TimeoutError:
-                            continue
-                except ConnectionClosed as exc:
-                    closed.append(exc)
-                while player.client.ended is None and time.monotonic() < signalled[0] + 5.0:
-                    player.advance()
-                    await asyncio.sleep(0.01)
+            except ConnectionClosed as exc:
+                closed.append(exc)
+            while player.client.ended is None and time.monotonic() < signalled[0] + 5.0:
+                player.advance()
+                await asyncio.sleep(0.01)
 
-        try:
-            asyncio.run(browse())
-        finally:
-            player.close()
-        status, err = finish(server)
-        exited = time.monotonic() - signalled[0]
+    try:
+        asyncio.run(browse())
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        player.close()
+    status, err = finish(server)
+    exited = time.monotonic() - signalled[0]
 
     assert status == 128 + signal.SIGTERM, err
     assert exited < 2.5  # 1 s of grace at most, then the summary (noisy: a shared machine)
@@ -328,48 +315,35 @@ def test_links_without_hello_and_links_opened_during_the_wait_are_closed_at_once
     assert all(took < 0.5 for *_, took in closes)  # at once, not after the grace
 
 
-def test_a_second_sigterm_cuts_the_commands_wait_short() -> None:
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "lagless",
-            "web",
-            *("--host", "127.0.0.1", "--port", "0", "--udp-port", "0", "--bots", "0"),
-            *("--log-format", "json"),
-        ],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+def test_a_second_sigterm_cuts_the_commands_wait_short(
+    json_server: Callable[..., JsonServer],
+) -> None:
+    server = json_server(
+        "web",
+        *("--host", "127.0.0.1", "--port", "0", "--udp-port", "0", "--bots", "0"),
+        *("--log-format", "json"),
     )
-    server = JsonServer(process)
-    try:
-        serving = server.wait_event("serving")
-        port = int(str(serving["webtransport_address"]).rsplit(":", 1)[1])
+    process = server.process
+    serving = server.wait_event("serving")
+    port = int(str(serving["webtransport_address"]).rsplit(":", 1)[1])
 
-        async def silent_browser() -> tuple[list[str | None], ConnectionTerminated, float]:
-            async with quic_connect(
-                "127.0.0.1", port, configuration=_browser_configuration(), create_protocol=_Browser
-            ) as client:
-                assert isinstance(client, _Browser)
-                _session, deframer = await _join(client, port)
-                process.send_signal(signal.SIGTERM)
-                first = time.monotonic()
-                data = await client.next(WebTransportStreamDataReceived)
-                goodbye = [_goodbye_in(f) for f in deframer.feed(data.data)]
-                await asyncio.sleep(0.1)
-                process.send_signal(signal.SIGTERM)  # the second: no more waiting
-                terminated = await client.next(ConnectionTerminated)
-                return goodbye, terminated, time.monotonic() - first
+    async def silent_browser() -> tuple[list[str | None], ConnectionTerminated, float]:
+        async with quic_connect(
+            "127.0.0.1", port, configuration=_browser_configuration(), create_protocol=_Browser
+        ) as client:
+            assert isinstance(client, _Browser)
+            _session, deframer = await _join(client, port)
+            process.send_signal(signal.SIGTERM)
+            first = time.monotonic()
+            data = await client.next(WebTransportStreamDataReceived)
+            goodbye = [_goodbye_in(f) for f in deframer.feed(data.data)]
+            await asyncio.sleep(0.1)
+            process.send_signal(signal.SIGTERM)  # the second: no more waiting
+            terminated = await client.next(ConnectionTerminated)
+            return goodbye, terminated, time.monotonic() - first
 
-        goodbye, terminated, took = asyncio.run(silent_browser())
-        status, err = finish(server)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+    goodbye, terminated, took = asyncio.run(silent_browser())
+    status, err = finish(server)
     assert goodbye == [REASON]
     assert (terminated.error_code, terminated.reason_phrase) == (WT_CLOSE, REASON)
     assert took < 0.8  # not the 1 s grace (noisy: a shared machine)

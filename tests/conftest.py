@@ -1,4 +1,4 @@
-"""Fixtures of the operations tests: ``lagless`` server processes that are always cleaned up."""
+"""Fixtures shared by the test packages: ``lagless`` server processes that are always cleaned up."""
 
 from __future__ import annotations
 
