@@ -72,6 +72,19 @@ def _hostport(host: str, port: int) -> str:
     return f"{f'[{shown}]' if ':' in shown else shown}:{port}"
 
 
+def _status_fields(status: WebStatus) -> dict[str, object]:
+    """The JSON fields of a status or summary record (seconds, ms, kB/s)."""
+    return {
+        "elapsed_s": round(status.elapsed, 3),
+        "players": status.players,
+        "browsers": status.browsers,
+        "bots": status.bots,
+        "tick_ms": round(status.tick.avg_ms, 3),
+        "tick_p99_ms": round(status.tick.p99_ms, 3),
+        "kbps_per_browser": round(status.kbps_per_browser, 3),
+    }
+
+
 def web(
     host: str = typer.Option("0.0.0.0", "--host", help="address to serve on (page and UDP)"),
     port: int = typer.Option(8080, "--port", "-p", help="TCP port of the page and WebSocket"),
@@ -155,13 +168,7 @@ def web(
                 "status",
                 f"{status.players} players ({status.browsers} browsers), {status.bots} bots, "
                 f"tick {status.tick.avg_ms:.2f} ms",
-                elapsed_s=round(status.elapsed, 3),
-                players=status.players,
-                browsers=status.browsers,
-                bots=status.bots,
-                tick_ms=round(status.tick.avg_ms, 3),
-                tick_p99_ms=round(status.tick.p99_ms, 3),
-                kbps_per_browser=round(status.kbps_per_browser, 3),
+                **_status_fields(status),
             )
         table.row(
             (
@@ -251,13 +258,7 @@ def web(
             f"{final.tick.p99_ms:.2f} ms p99, "
             f"{final.kbps_per_browser:.2f} kB/s per browser (payload), "
             f"{final.frames_dropped} snapshot frames dropped",
-            elapsed_s=round(final.elapsed, 3),
-            players=final.players,
-            browsers=final.browsers,
-            bots=final.bots,
-            tick_ms=round(final.tick.avg_ms, 3),
-            tick_p99_ms=round(final.tick.p99_ms, 3),
-            kbps_per_browser=round(final.kbps_per_browser, 3),
+            **_status_fields(final),
             frames_dropped=final.frames_dropped,
             signal=signum,
         )
