@@ -79,8 +79,7 @@ ADVANTAGE_SCALE: Final = 16.0
 _INPUT_HEAD: Final = struct.Struct("<BIihiIIB")
 _SPECTATE_HEAD: Final = struct.Struct("<BiIIBB")
 _ACK: Final = struct.Struct("<Bi")
-_DROP_HEAD: Final = struct.Struct("<BBBiIB")
-_REPORT_HEAD: Final = struct.Struct("<BBBiIB")
+_DROP_HEAD: Final = struct.Struct("<BBBiIB")  # notice and report: the third byte is done / view
 _I16: Final = 32767
 _U32: Final = 0xFFFFFFFF
 
@@ -252,11 +251,7 @@ def encode_drop_notice(
     Raises:
         ValueError: ``player`` outside ``0 .. 7``, ``last < -1``, or an input over the limit.
     """
-    if not 0 <= player < MAX_PLAYERS or last < -1:
-        raise ValueError(f"player must be in [0, {MAX_PLAYERS - 1}] and last >= -1")
-    body, count = _pack_inputs(inputs[:MAX_ITEMS], budget - _DROP_HEAD.size)
-    head = _DROP_HEAD.pack(KIND_DROP, player, int(done), last, start & _U32, count)
-    return head + body, count
+    return _encode_drop(KIND_DROP, player, int(done), last, start, inputs, budget)
 
 
 def encode_drop_report(
@@ -274,12 +269,25 @@ def encode_drop_report(
         ValueError: ``player`` outside ``0 .. 7``, ``view`` outside ``0 .. 255`` or holding
             ``player``, ``last < -1``, or an input over the limit.
     """
-    if not 0 <= player < MAX_PLAYERS or last < -1:
-        raise ValueError(f"player must be in [0, {MAX_PLAYERS - 1}] and last >= -1")
     if not 0 <= view < 1 << MAX_PLAYERS or view >> player & 1:
         raise ValueError(f"view must be a mask of players without player {player}, got {view}")
-    body, count = _pack_inputs(inputs[:MAX_ITEMS], budget - _REPORT_HEAD.size)
-    head = _REPORT_HEAD.pack(KIND_DROP_REPORT, player, view, last, start & _U32, count)
+    return _encode_drop(KIND_DROP_REPORT, player, view, last, start, inputs, budget)
+
+
+def _encode_drop(
+    kind: int,
+    player: int,
+    third: int,
+    last: int,
+    start: int,
+    inputs: Sequence[bytes],
+    budget: int,
+) -> tuple[bytes, int]:
+    """A notice (``third`` = done) or report (``third`` = view) of the shared 0xB4/0xB5 layout."""
+    if not 0 <= player < MAX_PLAYERS or last < -1:
+        raise ValueError(f"player must be in [0, {MAX_PLAYERS - 1}] and last >= -1")
+    body, count = _pack_inputs(inputs[:MAX_ITEMS], budget - _DROP_HEAD.size)
+    head = _DROP_HEAD.pack(kind, player, third, last, start & _U32, count)
     return head + body, count
 
 
@@ -331,27 +339,19 @@ def _decode_spectate(data: bytes) -> SpectatePacket | None:
 
 
 def _decode_drop(data: bytes) -> DropNotice | None:
+    """A drop notice (0xB4: the third byte is done) or report (0xB5: the third byte is a view)."""
     if len(data) < _DROP_HEAD.size:
         return None
-    _, player, done, last, start, count = _DROP_HEAD.unpack_from(data)
-    if player >= MAX_PLAYERS or done > 1 or last < -1:
+    kind, player, third, last, start, count = _DROP_HEAD.unpack_from(data)
+    report = kind == KIND_DROP_REPORT
+    if player >= MAX_PLAYERS or last < -1 or (third >> player & 1 if report else third > 1):
         return None
     unpacked = _unpack_inputs(data, _DROP_HEAD.size, count)
     if unpacked is None or unpacked[1] != len(data):
         return None
-    return DropNotice(player, bool(done), last, start, tuple(unpacked[0]))
-
-
-def _decode_report(data: bytes) -> DropNotice | None:
-    if len(data) < _REPORT_HEAD.size:
-        return None
-    _, player, view, last, start, count = _REPORT_HEAD.unpack_from(data)
-    if player >= MAX_PLAYERS or view >> player & 1 or last < -1:
-        return None
-    unpacked = _unpack_inputs(data, _REPORT_HEAD.size, count)
-    if unpacked is None or unpacked[1] != len(data):
-        return None
-    return DropNotice(player, False, last, start, tuple(unpacked[0]), view)
+    if report:
+        return DropNotice(player, False, last, start, tuple(unpacked[0]), third)
+    return DropNotice(player, bool(third), last, start, tuple(unpacked[0]))
 
 
 RollbackPacket = InputPacket | SpectatePacket | SpectatorAck | DropNotice
@@ -363,10 +363,8 @@ def decode_rollback_packet(data: bytes) -> RollbackPacket | None:
     if not data:
         return None
     kind = data[0]
-    if kind == KIND_DROP:
+    if kind in (KIND_DROP, KIND_DROP_REPORT):
         return _decode_drop(data)
-    if kind == KIND_DROP_REPORT:
-        return _decode_report(data)
     if kind == KIND_INPUT:
         return _decode_input(data)
     if kind == KIND_SPECTATE:

@@ -496,6 +496,8 @@ class RollbackPeer(PeerBase[S]):
 
     def _settle_drops(self) -> None:
         """Settle every drop that the remaining players agree on (see the module docstring)."""
+        if not self._drops:
+            return  # the common case, every tick
         view = self._view()
         for player, drop in self._drops.items():
             if drop.frame is not None:
@@ -514,6 +516,8 @@ class RollbackPeer(PeerBase[S]):
 
     def _send_notices(self, remote: int) -> None:
         """This peer's drop reports (notices once settled) for ``remote``, relaying inputs."""
+        if not self._drops:
+            return  # the common case, every tick and remote
         view = self._view()
         for player, drop in self._drops.items():
             if remote in drop.settled:
