@@ -59,14 +59,16 @@ from lagless.netsim import get_profile
 from lagless.physics import Keys, PhysicsClient
 from lagless.physics.codec import Goodbye, encode_message
 from lagless.smoothing.state import DisplayState
-from lagless.transport import RELIABLE, ServerDisconnectReason
+from lagless.transport import RELIABLE, Server, ServerDisconnectReason
 
 __all__ = [
     "REMOTE_PROFILE",
     "SHUTDOWN_GRACE",
+    "Goodbyes",
     "MatchServer",
     "ServerStatus",
     "UdpPlayer",
+    "goodbye_linger",
     "serve_match",
 ]
 
@@ -238,13 +240,59 @@ async def serve_match(
                 on_shutdown(transport.netcode.num_connected_clients)
             left = await _shut_down(endpoint, goodbye, shutdown_grace)
             if proxy is not None and left:
-                down = get_profile(profile).down
-                linger = 2.0 * down.latency + down.reorder_delay + 0.05
-                await asyncio.sleep(min(shutdown_grace, linger))
+                await asyncio.sleep(goodbye_linger(profile, shutdown_grace))
             return final
         finally:
             if proxy is not None:
                 await proxy.close()
+
+
+class Goodbyes:
+    """Clients told a physics ``Goodbye`` on the reliable channel, until each acknowledged it.
+
+    A client acknowledged its goodbye once its reliable deliveries grew past their count when
+    it was told (or it left). A client without a lagless connection (a browser link of
+    ``lagless web``) is told but not waited for here.
+
+    Args:
+        transport: The server the clients are connected to.
+        reason: What they are told (at most ``MAX_GOODBYE_BYTES`` bytes of UTF-8).
+
+    Raises:
+        LocalProtocolError: ``reason`` too long.
+    """
+
+    def __init__(self, transport: Server, reason: str) -> None:
+        """Encode the goodbye once; nobody is told yet."""
+        self._transport = transport
+        self._payload = encode_message(Goodbye(reason=reason), SNAPSHOT_FORMAT)
+        self._waiting: dict[int, int] = {}  # connection id -> reliable deliveries when told
+
+    def tell(self, connection_id: int) -> bool:
+        """Send the goodbye to ``connection_id``; return whether it was still connected."""
+        transport = self._transport
+        stats = transport.connection_statistics(connection_id)
+        if transport.send(connection_id, RELIABLE, self._payload) is None:
+            return False
+        if stats is not None:
+            self._waiting[connection_id] = stats.messages.messages_delivered
+        return True
+
+    def pending(self) -> int:
+        """Return how many told clients neither acknowledged their goodbye nor left."""
+        transport = self._transport
+        for cid, before in list(self._waiting.items()):
+            stats = transport.connection_statistics(cid)
+            if stats is None or stats.messages.messages_delivered > before:
+                del self._waiting[cid]
+        return len(self._waiting)
+
+
+def goodbye_linger(profile: str, grace: float) -> float:
+    """Seconds a proxy in front of a server must stay up so its last packets cross it: twice the
+    profile's down latency plus its reordering delay and 50 ms, at most ``grace``."""
+    down = get_profile(profile).down
+    return min(grace, 2.0 * down.latency + down.reorder_delay + 0.05)
 
 
 async def _shut_down(endpoint: AsyncEndpoint[BotServer], goodbye: str | None, grace: float) -> int:
@@ -252,21 +300,15 @@ async def _shut_down(endpoint: AsyncEndpoint[BotServer], goodbye: str | None, gr
     disconnect everyone and flush (see the module docstring); return how many were left."""
     loop = asyncio.get_running_loop()
     transport = endpoint.obj.server.transport
-    waiting: dict[int, int] = {}  # connection id -> reliable deliveries before its goodbye
+    goodbyes: Goodbyes | None = None
     if goodbye is not None:
-        payload = encode_message(Goodbye(reason=goodbye), SNAPSHOT_FORMAT)
+        goodbyes = Goodbyes(transport, goodbye)
         for cid in transport.clients:
-            stats = transport.connection_statistics(cid)
-            if stats is not None and transport.send(cid, RELIABLE, payload) is not None:
-                waiting[cid] = stats.messages.messages_delivered
+            goodbyes.tell(cid)
         endpoint.flush()
     deadline = loop.time() + grace
-    while waiting and loop.time() < deadline:
+    while goodbyes is not None and goodbyes.pending() and loop.time() < deadline:
         await asyncio.sleep(_SHUTDOWN_POLL)
-        for cid, before in list(waiting.items()):
-            stats = transport.connection_statistics(cid)
-            if stats is None or stats.messages.messages_delivered > before:
-                del waiting[cid]
     left = [*transport.clients, *transport.plain_clients]
     for cid in left:
         transport.disconnect(cid, ServerDisconnectReason.SERVER_DISCONNECTED)

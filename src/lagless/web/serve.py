@@ -64,7 +64,7 @@ from lagless.demo.arena import (
     make_server,
 )
 from lagless.demo.match import CLEAN, check_profile
-from lagless.demo.net import SHUTDOWN_GRACE, ClientRate
+from lagless.demo.net import SHUTDOWN_GRACE, ClientRate, Goodbyes, goodbye_linger
 from lagless.errors import ConfigError
 from lagless.io import AsyncEndpoint, Proxy, open_endpoint
 from lagless.io.proxy import profile_proxy_config
@@ -75,8 +75,6 @@ from lagless.io.websocket import (
     WebSocketServer,
     open_websocket_server,
 )
-from lagless.netsim import get_profile
-from lagless.physics.codec import Goodbye, encode_message
 from lagless.transport import RELIABLE, UNRELIABLE
 from lagless.transport.netcode_state import ServerDisconnectReason
 from lagless.web.certificate import make_certificate
@@ -229,7 +227,7 @@ class WebMatch:
         self.bytes_out_closed = 0  # bytes written to links that have closed
         self.goodbye: str | None = None
         """The reason given to every client once ``shutdown`` ran (links close with it)."""
-        self._unacknowledged: dict[int, int] = {}  # UDP connection id -> deliveries at goodbye
+        self._goodbyes: Goodbyes | None = None  # the UDP clients told, until they acknowledge
         self._close_links = False  # close WebSocket and HELLO-less links on the next pump
 
     def attach(self, endpoint: AsyncEndpoint[WebMatch]) -> None:
@@ -320,17 +318,10 @@ class WebMatch:
         Raises:
             LocalProtocolError: ``reason`` is over ``MAX_GOODBYE_BYTES`` bytes of UTF-8.
         """
-        payload = encode_message(Goodbye(reason=reason), SNAPSHOT_FORMAT)
+        goodbyes = Goodbyes(self.hub, reason)
+        self._goodbyes = goodbyes
         self.goodbye = reason
-        hub = self.hub
-        told = 0
-        for cid in hub.clients:
-            stats = hub.connection_statistics(cid)  # None for a link
-            if hub.send(cid, RELIABLE, payload) is None:
-                continue
-            told += 1
-            if stats is not None:
-                self._unacknowledged[cid] = stats.messages.messages_delivered
+        told = sum(goodbyes.tell(cid) for cid in self.hub.clients)
         self._close_links = True
         return told
 
@@ -338,12 +329,8 @@ class WebMatch:
         """Return the UDP clients that neither acknowledged their goodbye nor left, plus the
         links still open (a WebSocket one until its close handshake ends, a WebTransport one
         until the browser ends its session)."""
-        hub = self.hub
-        for cid, before in list(self._unacknowledged.items()):
-            stats = hub.connection_statistics(cid)
-            if stats is None or stats.messages.messages_delivered > before:
-                del self._unacknowledged[cid]
-        return len(self._unacknowledged) + len(self.links)
+        udp = 0 if self._goodbyes is None else self._goodbyes.pending()
+        return udp + len(self.links)
 
     def close_all(self) -> int:
         """Disconnect every client: UDP ones with the netcode disconnect packets, links with
@@ -586,8 +573,7 @@ async def serve_web(
         left = await _shut_down(servers, goodbye, shutdown_grace, cut)
         drain()
         if servers.profile != CLEAN and left:
-            down = get_profile(servers.profile).down
-            await asyncio.sleep(min(shutdown_grace, 2.0 * down.latency + down.reorder_delay + 0.05))
+            await asyncio.sleep(goodbye_linger(servers.profile, shutdown_grace))
         return final
 
 
