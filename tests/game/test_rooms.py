@@ -16,9 +16,11 @@ from lagless.game.rooms import (
     MemberLeft,
     RaiseEvent,
     Relayed,
+    RoomChanged,
     RoomError,
     RoomEventReceived,
     RoomList,
+    RoomMessageDropped,
 )
 
 from .helpers import Lobby
@@ -165,3 +167,39 @@ def test_an_unreliable_event_too_large_for_one_datagram_is_counted() -> None:
     lobby.server.flush()
     lobby.run()
     assert [e.code for e in lobby.events[0] if isinstance(e, Relayed)] == [2, 3]
+
+
+def test_the_server_reports_every_room_change_and_dropped_message_with_its_sender() -> None:
+    lobby = Lobby()
+    a, b = (lobby.join(n) for n in (1, 2))
+    lobby.run(0.5)
+    a.poke(lambda x: x.request(CreateRoom("lobby", 4)))
+    lobby.run()
+    room = a.obj.room
+    assert room is not None
+    b.poke(lambda x: x.request(JoinRoom(room.room)))
+    lobby.run()
+    b.poke(lambda x: x.request(CreateRoom("solo", 2)))  # a move: leave the lobby, then join
+    b.poke(lambda x: x.transport.send(0, b"\xc1 not msgpack"))
+    lobby.run()
+    a.poke(lambda x: x.request(LeaveRoom()))  # the last member: the lobby closes
+    lobby.run()
+    me_a, me_b = a.obj.me, b.obj.me
+    lobby_id, solo = room.room, room.room + 1
+    changes = [
+        (e.room, e.change, e.member, e.members)
+        for e in lobby.server_events
+        if isinstance(e, RoomChanged)
+    ]
+    assert changes == [
+        (lobby_id, "created", None, 0),
+        (lobby_id, "joined", me_a, 1),
+        (lobby_id, "joined", me_b, 2),
+        (solo, "created", None, 0),
+        (lobby_id, "left", me_b, 1),  # a move: the old room is left, then the new one joined
+        (solo, "joined", me_b, 1),
+        (lobby_id, "left", me_a, 0),
+        (lobby_id, "closed", None, 0),
+    ]
+    dropped = [e for e in lobby.server_events if isinstance(e, RoomMessageDropped)]
+    assert dropped == [RoomMessageDropped(me_b, "malformed")]

@@ -14,10 +14,10 @@ Operations (issue 16 part 3, ``tests/ops/``): ``serve`` and ``rooms`` take ``--m
 HOST:PORT`` (Prometheus metrics read on the loop's thread at scrape time, `lagless.apps.ops`;
 the loop then wakes at least every 5 ms to answer a scrape) and ``--log-format json``
 (``rooms``: clients connecting and leaving, violations, rooms created, joined, left and
-closed, shutdown and summary; `_RoomLog`). On a signal (or at the end of ``--duration``)
-``serve`` kicks every player with the reason "server shutting down" (`GameServer.shutdown`),
-pumps until they are gone, 1 s at most (a second signal cuts that short), disconnects whoever
-is left, then prints its summary.
+closed from the service's events, shutdown and summary; `_RoomLog`). On a signal (or at the
+end of ``--duration``) ``serve`` kicks every player with the reason "server shutting down"
+(`GameServer.shutdown`), pumps until they are gone, 1 s at most (a second signal cuts that
+short), disconnects whoever is left, then prints its summary.
 ``rooms`` tells every client the same reason in the room protocol's own `Closing` message
 (`RoomServer.shutdown`), pumps until each is acknowledged, 1 s at most (a second signal cuts
 that short), disconnects everyone, flushes and prints its summary.
@@ -71,6 +71,8 @@ from lagless.game import (
     PlayerJoined,
     PlayerLeft,
     PlayerRejected,
+    RoomChanged,
+    RoomMessageDropped,
     RoomServer,
     ServerAnnouncement,
     ServerDiscovered,
@@ -95,7 +97,6 @@ DEFAULT_PORT: int = 40300  # UDP port of ``lagless game serve`` (vfc: 40200, gos
 ROOMS_PORT: int = 40301  # UDP port of ``lagless game rooms``
 GAME_PROTOCOL_ID: int = 0x4C41_474C_4553_4701  # "LAGLESG" + 1
 FRAME: float = 0.005  # seconds a loop sleeps at most between polls of its second socket
-ROOM_SCAN_INTERVAL: float = 0.1  # s between scans of the rooms for --log-format json at most
 MAX_BOTS: int = 256
 
 app = make_app("The game server, LAN discovery, bots and the room relay over real UDP.")
@@ -593,14 +594,13 @@ def _serve_rooms(
         if exporter is not None and exporter.address is not None:
             at = show(exporter.address)
             log.info("metrics", f"metrics on http://{at}/metrics", address=at)
-        watch = _RoomLog(log, service) if log.json else None
+        watch = _RoomLog(log) if log.json else None
 
         def step() -> bool:
             endpoint.wait(0.1 if exporter is None else FRAME)
             events = endpoint.pump()
             if watch is not None:
-                received = endpoint.statistics().datagrams_received
-                watch.update(events, received, time.monotonic())
+                watch.update(events)
             if exporter is not None:
                 exporter.owner.run_pending()
             return True
@@ -610,7 +610,7 @@ def _serve_rooms(
             _shut_down_rooms(endpoint, step, log)
             events = endpoint.pump()
             if watch is not None:
-                watch.update(events, -1, math.inf)
+                watch.update(events)
         finally:
             if exporter is not None:
                 exporter.close()
@@ -618,38 +618,27 @@ def _serve_rooms(
 
 
 class _RoomLog:
-    """The room service's JSON events: clients connecting and leaving (the service's transport
-    events), protocol violations, and rooms created, joined, left and closed.
+    """The room service's JSON events, one record per event of the service: clients
+    connecting and leaving (its transport's events), room messages dropped with their sender,
+    and rooms created, joined, left and closed (`RoomChanged`)."""
 
-    `RoomServer` reports no room events, so the rooms' members are compared with the last
-    scan's, at most every `ROOM_SCAN_INTERVAL` s and only when datagrams or events came since:
-    O(rooms + members) per scan (2.2 ms at 1024 rooms of 4 measured), like a metrics scrape,
-    never per datagram; an idle service scans nothing. A room created and closed, or a member
-    joining and leaving, between two scans is not seen, and a record is up to one interval
-    late. Malformed and unexpected room messages are counted by the service without their
-    sender: a ``client_violation`` record carries how many arrived since the last scan.
-    """
-
-    def __init__(self, log: EventLog, service: RoomServer) -> None:
+    def __init__(self, log: EventLog) -> None:
         self._log = log
-        self._service = service
-        self._rooms: dict[int, tuple[str, frozenset[int]]] = {}
-        self._drops: dict[str, int] = {}
-        self._received = 0
-        self._changed = False  # datagrams or events came since the last scan
-        self._next_scan = -math.inf
 
-    def update(self, events: list[object], received: int, now: float) -> None:
-        """Log ``events`` (from a pump) now, and the rooms' changes when a scan is due.
-
-        Args:
-            events: what the pump returned.
-            received: the endpoint's datagram count (-1: something may have changed).
-            now: the monotonic clock, s (``math.inf`` scans whatever the interval).
-        """
+    def update(self, events: list[object]) -> None:
+        """Log ``events`` (what a pump returned), in order."""
         log = self._log
         for event in events:
-            if isinstance(event, ClientConnected):
+            if isinstance(event, RoomChanged):
+                self._room(event)
+            elif isinstance(event, RoomMessageDropped):
+                log.warning(
+                    "client_violation",
+                    f"client {event.sender}: {event.reason} room message dropped",
+                    client=event.sender,
+                    reason=event.reason,
+                )
+            elif isinstance(event, ClientConnected):
                 where = show(event.address)
                 log.info(
                     "client_connected",
@@ -673,59 +662,25 @@ class _RoomLog:
                     client=event.connection_id,
                     reason=reason,
                 )
-        if received != self._received or events:
-            self._received = received
-            self._changed = True
-        if self._changed and now >= self._next_scan:
-            self._changed = False
-            self._next_scan = now + ROOM_SCAN_INTERVAL
-            self._violations()
-            self._changes()
 
-    def _violations(self) -> None:
-        for reason in ("malformed", "unexpected"):
-            count = self._service.drops[reason]
-            new = count - self._drops.get(reason, 0)
-            if new > 0:
-                self._drops[reason] = count
-                self._log.warning(
-                    "client_violation",
-                    f"{new} {reason} room messages dropped",
-                    client=None,
-                    reason=reason,
-                    count=new,
-                )
-
-    def _changes(self) -> None:
-        service = self._service
-        log = self._log
-        now = {
-            room.room: (room.name, frozenset(service.members(room.room))) for room in service.rooms
-        }
-        before = self._rooms
-        for ident, (name, members) in before.items():
-            gone = members - now.get(ident, ("", frozenset()))[1]
-            for member in sorted(gone):
-                log.info(
-                    "room_left",
-                    f"client {member} left room {ident}",
-                    room=ident,
-                    client=member,
-                )
-            if ident not in now:
-                log.info("room_closed", f"room {ident} ({name!r}) closed", room=ident, name=name)
-        for ident, (name, members) in now.items():
-            if ident not in before:
-                log.info("room_created", f"room {ident} ({name!r}) created", room=ident, name=name)
-            for member in sorted(members - before.get(ident, ("", frozenset()))[1]):
-                log.info(
-                    "room_joined",
-                    f"client {member} joined room {ident} ({len(members)} members)",
-                    room=ident,
-                    client=member,
-                    members=len(members),
-                )
-        self._rooms = now
+    def _room(self, event: RoomChanged) -> None:
+        room, name, member = event.room, event.name, event.member
+        if event.change == "created":
+            self._log.info("room_created", f"room {room} ({name!r}) created", room=room, name=name)
+        elif event.change == "closed":
+            self._log.info("room_closed", f"room {room} ({name!r}) closed", room=room, name=name)
+        elif event.change == "joined":
+            self._log.info(
+                "room_joined",
+                f"client {member} joined room {room} ({event.members} members)",
+                room=room,
+                client=member,
+                members=event.members,
+            )
+        else:
+            self._log.info(
+                "room_left", f"client {member} left room {room}", room=room, client=member
+            )
 
 
 def _shut_down_rooms(

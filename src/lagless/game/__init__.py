@@ -66,11 +66,13 @@ from lagless.game.rooms import MemberJoined as MemberJoined
 from lagless.game.rooms import MemberLeft as MemberLeft
 from lagless.game.rooms import RaiseEvent as RaiseEvent
 from lagless.game.rooms import Relayed as Relayed
+from lagless.game.rooms import RoomChanged as RoomChanged
 from lagless.game.rooms import RoomClient as RoomClient
 from lagless.game.rooms import RoomError as RoomError
 from lagless.game.rooms import RoomEventReceived as RoomEventReceived
 from lagless.game.rooms import RoomInfo as RoomInfo
 from lagless.game.rooms import RoomList as RoomList
+from lagless.game.rooms import RoomMessageDropped as RoomMessageDropped
 from lagless.game.rooms import RoomServer as RoomServer
 from lagless.game.rooms import decode_room_message as decode_room_message
 from lagless.game.rooms import encode_room_message as encode_room_message
@@ -118,11 +120,13 @@ __all__ = [
     "PlayerRejected",
     "RaiseEvent",
     "Relayed",
+    "RoomChanged",
     "RoomClient",
     "RoomError",
     "RoomEventReceived",
     "RoomInfo",
     "RoomList",
+    "RoomMessageDropped",
     "RoomServer",
     "ServerAnnouncement",
     "ServerDiscovered",

@@ -32,6 +32,11 @@ Decisions:
   reliable channel, since a netcode disconnect packet carries none; ``goodbyes_pending`` counts
   those not acknowledged yet, and once it is 0 (or the caller's grace ran out) `RoomServer.close`
   disconnects everyone. A `RoomClient` keeps the reason in ``closing`` and yields the message.
+* The server reports what happens to its rooms as events beside the transport's: a
+  `RoomChanged` when a room is created or closed or a member joins or leaves it (a move is a
+  leave, then a join), and a `RoomMessageDropped` naming the client whose room message was
+  malformed or unexpected (also counted in ``drops``); logs and dashboards read them instead of
+  polling ``rooms``.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ import itertools
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Final, TypeAlias
+from typing import Annotated, Any, Final, Literal, TypeAlias
 
 import msgspec
 
@@ -77,11 +82,13 @@ __all__ = [
     "MemberLeft",
     "RaiseEvent",
     "Relayed",
+    "RoomChanged",
     "RoomClient",
     "RoomError",
     "RoomEventReceived",
     "RoomInfo",
     "RoomList",
+    "RoomMessageDropped",
     "RoomServer",
     "decode_room_message",
     "encode_room_message",
@@ -294,6 +301,27 @@ class RoomEventReceived:
     data: bytes
 
 
+@dataclass(frozen=True, slots=True)
+class RoomChanged:
+    """Server: a room was created or closed, or a member joined or left it."""
+
+    room: int
+    name: str
+    change: Literal["created", "joined", "left", "closed"]
+    member: int | None
+    """The client that joined or left (None for created and closed)."""
+    members: int
+    """Members of the room after the change."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoomMessageDropped:
+    """Server: a client's room message was dropped (``malformed`` or ``unexpected``)."""
+
+    sender: int
+    reason: Literal["malformed", "unexpected"]
+
+
 @dataclass(slots=True)
 class _Room:
     ident: int
@@ -422,7 +450,8 @@ class RoomServer:
         return self.transport.next_timer()
 
     def next_event(self) -> object | None:
-        """The next `RoomEventReceived` or transport connection event, or None."""
+        """The next `RoomEventReceived`, `RoomChanged`, `RoomMessageDropped` or transport
+        connection event, or None."""
         return self._events.popleft() if self._events else None
 
     # -- internals ----------------------------------------------------------------------------
@@ -446,7 +475,7 @@ class RoomServer:
     def _on_message(self, sender: int, payload: bytes) -> None:
         message = decode_room_message(payload)
         if message is None:
-            self.drops["malformed"] += 1
+            self._drop(sender, "malformed")
         elif isinstance(message, CreateRoom):
             self._create(sender, message.name, message.max_players, message.properties, message)
         elif isinstance(message, ListRooms):
@@ -466,7 +495,11 @@ class RoomServer:
         elif isinstance(message, RaiseEvent):
             self._raise(sender, message)
         else:
-            self.drops["unexpected"] += 1
+            self._drop(sender, "unexpected")
+
+    def _drop(self, sender: int, reason: Literal["malformed", "unexpected"]) -> None:
+        self.drops[reason] += 1
+        self._events.append(RoomMessageDropped(sender, reason))
 
     def _create(
         self,
@@ -483,6 +516,7 @@ class RoomServer:
         relay = request.relay if isinstance(request, CreateRoom) else True
         room = _Room(next(self._ids), name, max_players, dict(properties), relay)
         self._rooms[room.ident] = room
+        self._events.append(RoomChanged(room.ident, room.name, "created", None, 0))
         self._join(sender, room, kind)
 
     def _matchmake(self, sender: int, request: Matchmake) -> None:
@@ -514,6 +548,7 @@ class RoomServer:
             self._send(member, MemberJoined(room.ident, sender))
         room.members.append(sender)
         self._room_of[sender] = room.ident
+        self._events.append(RoomChanged(room.ident, room.name, "joined", sender, len(room.members)))
         self._send(sender, Joined(room.info(), sender, list(room.members)))
 
     def _leave(self, member: int) -> bool:
@@ -522,12 +557,14 @@ class RoomServer:
             return False
         room = self._rooms[ident]
         room.members.remove(member)
+        self._events.append(RoomChanged(ident, room.name, "left", member, len(room.members)))
         if self.transport.is_connected(member):
             self._send(member, Left(ident))
         for other in room.members:
             self._send(other, MemberLeft(ident, member))
         if not room.members:
             del self._rooms[ident]
+            self._events.append(RoomChanged(ident, room.name, "closed", None, 0))
         return True
 
     def _raise(self, sender: int, event: RaiseEvent) -> None:
