@@ -93,14 +93,18 @@ def exit_for(signum: int | None) -> None:
         raise typer.Exit(128 + signum)
 
 
-def run_until_signal(main: Callable[[asyncio.Event], Awaitable[R]]) -> tuple[R, int | None]:
+def run_until_signal(
+    main: Callable[[asyncio.Event], Awaitable[R]], *, cut: asyncio.Event | None = None
+) -> tuple[R, int | None]:
     """Run ``main(stop)`` on a fresh event loop (uvloop when installed) until it returns.
 
     The first SIGINT or SIGTERM sets ``stop``; ``main`` is expected to wind down and return its
-    summary within a fraction of a second.
+    summary within a fraction of a second. A signal that comes when ``stop`` is set already (a
+    second one, or any once ``main`` set ``stop`` itself to begin a graceful shutdown) sets
+    ``cut``: the shutdown's wait ends at once.
 
     Returns:
-        What ``main`` returned and the number of the signal that stopped it (None if none did).
+        What ``main`` returned and the number of the first signal (None if none came).
     """
     caught: list[int] = []
 
@@ -111,6 +115,8 @@ def run_until_signal(main: Callable[[asyncio.Event], Awaitable[R]]) -> tuple[R, 
         def on_signal(signum: int) -> None:
             if not caught:
                 caught.append(signum)
+            if stop.is_set() and cut is not None:
+                cut.set()
             stop.set()
 
         for sig in STOP_SIGNALS:

@@ -39,7 +39,6 @@ from lagless.apps.serve import SHUTDOWN_REASON, metrics_address
 from lagless.cli.common import (
     LOG_FORMAT_OPTION,
     METRICS_OPTION,
-    STOP_SIGNALS,
     bind_address,
     echo,
     exit_for,
@@ -134,7 +133,6 @@ def web(
     running: list[WebServers] = []
     latest: list[WebStatus] = []
     exporter: ServerMetrics | None = None
-    again: list[int] = []  # signals that came during the shutdown
 
     def on_start(status: WebStatus) -> None:
         nonlocal exporter
@@ -204,18 +202,11 @@ def web(
                 kind=kind,
             )
 
+    cut = asyncio.Event()  # set by a signal during the shutdown (run_until_signal)
+
     async def main(stop: asyncio.Event) -> WebStatus:
-        cut = asyncio.Event()
-
         def on_shutdown(clients: int) -> None:
-            loop = asyncio.get_running_loop()
-
-            def on_signal(signum: int) -> None:
-                again.append(signum)
-                cut.set()
-
-            for sig in STOP_SIGNALS:  # replaces run_until_signal's handler until the end
-                loop.add_signal_handler(sig, on_signal, int(sig))
+            stop.set()  # from now on any signal cuts the wait short
             log.info(
                 "shutdown",
                 f"web: shutting down: telling {clients} clients {SHUTDOWN_REASON!r}",
@@ -248,9 +239,7 @@ def web(
                 "webtransport_off",
                 "web: WebTransport off (pip install aioquic to offer it); WebSocket only",
             )
-        final, signum = run_until_signal(main)
-        if signum is None and again:
-            signum = again[0]
+        final, signum = run_until_signal(main, cut=cut)
         log.info(
             "summary",
             f"web: {final.elapsed:.1f} s, {final.players} players ({final.browsers} browsers), "
