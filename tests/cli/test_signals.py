@@ -9,6 +9,7 @@ two cores take longer than 2 s.)
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 from collections.abc import Callable
@@ -92,3 +93,23 @@ def test_a_signal_during_start_up_exits_quietly(
         status, _out, err = proc.finish(timeout=STOP_WITHIN + 10)
         assert status == 128 + signum, err
         assert "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_inside_a_server_step_lets_the_step_finish(signum: signal.Signals) -> None:
+    """The game and room servers' loop (`_run`) stops between two steps: a signal that arrives
+    while a step holds events it took from the protocol object must not cut the step before it
+    has logged them (the old raising handler lost a room_created record that way)."""
+    from lagless.cli.game import _run
+
+    finished: list[int] = []
+
+    def step() -> bool:
+        os.kill(os.getpid(), signum)
+        time.sleep(0.01)  # the handler runs here, in the middle of the step
+        finished.append(len(finished))
+        return True
+
+    assert _run(step, duration=5.0) == signum
+    assert finished == [0]
+    assert signal.getsignal(signum) is not None  # the previous handler is back

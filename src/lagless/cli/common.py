@@ -7,7 +7,10 @@ Decisions (pinned by ``tests/cli/``):
   status 2; nothing prints a traceback or typer's boxed panel (`fail`, and ``app.main``).
 * **Signals.** A long-running command stops on the first SIGINT or SIGTERM, prints its summary and
   exits with 128 + the signal number: 130 for SIGINT, 143 for SIGTERM (`run_until_signal`,
-  `interruptible`, `exit_for`).
+  `caught_signals`, `interruptible`, `exit_for`). A server loop records the signal and checks it
+  between steps (`caught_signals`), so a signal never cuts a step in half and loses the events
+  that step had taken from the protocol object; `interruptible` (raise at once) is for long
+  computations that hold nothing worth keeping.
 * **Hostnames** are resolved here and in `lagless.io` with the standard library
   (``getaddrinfo``), never in the sans-I/O layers, which see numeric addresses only
   (`bind_address`, `peer_address`).
@@ -132,6 +135,26 @@ def run_until_signal(
 
 
 _signalled: deque[int] = deque(maxlen=1)  # the last signal `interruptible` turned into Interrupted
+
+
+@contextmanager
+def caught_signals() -> Iterator[list[int]]:
+    """Record SIGINT and SIGTERM, in order, in the yielded list instead of raising.
+
+    A synchronous loop checks the list between its steps; a blocking wait inside a step resumes
+    after the handler (PEP 475), so a step's wait should be short (tens of ms).
+    """
+    caught: list[int] = []
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        caught.append(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
+    try:
+        yield caught
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 @contextmanager

@@ -44,13 +44,12 @@ from lagless.apps.serve import (
 from lagless.cli.common import (
     LOG_FORMAT_OPTION,
     METRICS_OPTION,
-    Interrupted,
     bind_address,
+    caught_signals,
     echo,
     exit_for,
     fail,
     in_range,
-    interruptible,
     make_app,
     peer_address,
     seconds,
@@ -113,15 +112,13 @@ def _protocol(text: str) -> int:
 
 
 def _run(step: Callable[[], bool], duration: float | None) -> int | None:
-    """Call ``step`` until it returns False or ``duration`` passes; return the stopping signal."""
+    """Call ``step`` until it returns False, ``duration`` (s) passes or a signal comes; return
+    the signal. A signal ends the loop between two steps, never inside one (`caught_signals`)."""
     end = None if duration is None else time.monotonic() + duration
-    with interruptible():
-        try:
-            while step() and (end is None or time.monotonic() < end):
-                pass
-        except Interrupted as exc:
-            return exc.signum
-    return None
+    with caught_signals() as caught:
+        while not caught and step() and (end is None or time.monotonic() < end):
+            pass
+    return caught[0] if caught else None
 
 
 @app.command("serve")
@@ -290,7 +287,7 @@ def _serve_game(
                 return events
 
             def step() -> bool:
-                endpoint.wait(FRAME if responder is not None or owner is not None else None)
+                endpoint.wait(FRAME)
                 report(pump())
                 return True
 
@@ -352,13 +349,10 @@ def _shut_down_game(
         reason=SHUTDOWN_REASON,
     )
     deadline = time.monotonic() + SHUTDOWN_GRACE
-    with interruptible():
-        try:
-            while game.clients and time.monotonic() < deadline:
-                endpoint.wait(FRAME)
-                report(pump())
-        except Interrupted:
-            pass
+    with caught_signals() as caught:
+        while game.clients and not caught and time.monotonic() < deadline:
+            endpoint.wait(FRAME)
+            report(pump())
     endpoint.call(lambda g: g.close(endpoint.now()))
     report(pump())
 
@@ -698,12 +692,9 @@ def _shut_down_rooms(
         reason=SHUTDOWN_REASON,
     )
     deadline = time.monotonic() + SHUTDOWN_GRACE
-    with interruptible():
-        try:
-            while service.goodbyes_pending and time.monotonic() < deadline:
-                step()
-        except Interrupted:
-            pass
+    with caught_signals() as caught:
+        while service.goodbyes_pending and not caught and time.monotonic() < deadline:
+            step()
     endpoint.call(lambda s: s.close())
 
 
