@@ -124,7 +124,7 @@ import enum
 import logging
 import math
 import struct
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
@@ -738,7 +738,7 @@ class Connection:
         if ready:
             self._take_ready(ready)
 
-    def _take_ready(self, ready: list[tuple[int, int, bytes]]) -> None:
+    def _take_ready(self, ready: deque[tuple[int, int, bytes]]) -> None:
         """Turn the message layer's delivered messages into `MessageReceived` events."""
         head = (self.client_index, self.connection_id)
         self._events += [_new(MessageReceived, head + entry) for entry in ready]
