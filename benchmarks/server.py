@@ -94,6 +94,7 @@ from lagless.transport import (
     Server,
     generate_connect_token,
 )
+from lagless.transport.build import core
 
 PROTOCOL_ID: Final = 0x4C41474C455353
 KEY: Final = bytes(range(7, 39))
@@ -1111,6 +1112,7 @@ def run(plan: Plan, progress: Progress) -> dict[str, object]:
         "plan": asdict(plan),
         "cpus": os.cpu_count(),
         "uvloop": install_uvloop(),
+        "core": core(),
         "load_average_before": list(load_before),
         "load_average_after": list(os.getloadavg()),
     }
@@ -1127,7 +1129,9 @@ def _cell(value: object, digits: int = 1) -> str:
 
 def print_tables(result: dict[str, object], console: Console) -> None:
     """Print the goals table and the per-workload table of ``result``."""
-    goals = Table(title="lagless bench server: issue 11 goals (loopback, secure)")
+    goals = Table(
+        title=f"lagless bench server: issue 11 goals (loopback, secure; core: {result['core']})"
+    )
     for column in ("goal", "target", "measured", "met"):
         goals.add_column(column, justify="left" if column == "goal" else "right")
     for g in result["goals"]:  # type: ignore[attr-defined]

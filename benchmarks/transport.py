@@ -76,6 +76,7 @@ from lagless.transport import (
     Server,
     generate_connect_token,
 )
+from lagless.transport.build import core
 
 PROTOCOL_ID: Final = 0x4C41474C455353
 KEY: Final = bytes(range(7, 39))
@@ -809,13 +810,14 @@ def main(argv: list[str] | None = None) -> None:
         summary["goals"] = met
         summary["rows"] = rows
         summary["sizes"] = {"small": sizes.small, "large": sizes.large, "quick": args.quick}
+        summary["core"] = core()
         sys.stdout.write(json.dumps(summary) + "\n")
         return
     measures = list(dict.fromkeys((str(r["measure"]), str(r["unit"])) for r in rows))
     cell = {(r["stack"], r["measure"], r["unit"]): r for r in rows}
     table = Table(
         title=f"transport over loopback: lagless vs ENet ({'quick' if args.quick else 'full'} "
-        f"run, {sizes.small} × 100 B, {sizes.large} × 1000 B)"
+        f"run, {sizes.small} × 100 B, {sizes.large} × 1000 B; lagless core: {core()})"
     )
     table.add_column("measure", no_wrap=True)
     table.add_column("unit")

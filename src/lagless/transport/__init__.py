@@ -13,6 +13,7 @@ from lagless.transport.address import decode_address as decode_address
 from lagless.transport.address import encode_address as encode_address
 from lagless.transport.address import format_address as format_address
 from lagless.transport.address import parse_address as parse_address
+from lagless.transport.build import compiled as compiled
 from lagless.transport.challenge import ChallengeToken as ChallengeToken
 from lagless.transport.challenge import decrypt_challenge_token as decrypt_challenge_token
 from lagless.transport.challenge import encrypt_challenge_token as encrypt_challenge_token
@@ -177,6 +178,7 @@ __all__ = [
     "Spec004ClockConfig",
     "TransportEvent",
     "VerifiedRequest",
+    "compiled",
     "decode_address",
     "decrypt_challenge_token",
     "decrypt_private_token",

@@ -82,7 +82,7 @@ class TransportEvent(tuple):  # type: ignore[type-arg]  # the fields are typed o
 
     def __eq__(self, other: object) -> bool:
         """Equal to an event of the same class with equal fields only."""
-        return type(self) is type(other) and tuple.__eq__(self, other)  # type: ignore[arg-type]
+        return type(self) is type(other) and tuple.__eq__(self, other)  # type: ignore[arg-type, unused-ignore]
 
     def __ne__(self, other: object) -> bool:
         """The negation of `__eq__`."""
@@ -102,8 +102,7 @@ class MessageReceived(TransportEvent):
     """A message arrived: in order on reliable-ordered channels, once on reliable ones."""
 
     __slots__ = ()
-    _fields = ("client_index", "connection_id", "channel", "message_id", "payload")
-    __match_args__ = _fields
+    _fields = __match_args__ = ("client_index", "connection_id", "channel", "message_id", "payload")
 
     if TYPE_CHECKING:
         channel: int
@@ -119,8 +118,7 @@ class MessageDelivered(TransportEvent):
     """A reliable message this side sent is acknowledged in full by the peer."""
 
     __slots__ = ()
-    _fields = ("client_index", "connection_id", "channel", "message_id")
-    __match_args__ = _fields
+    _fields = __match_args__ = ("client_index", "connection_id", "channel", "message_id")
 
     if TYPE_CHECKING:
         channel: int
@@ -134,8 +132,7 @@ class PacketDelivered(TransportEvent):
     """A payload packet this side sent was acknowledged (only with ``packet_events``)."""
 
     __slots__ = ()
-    _fields = ("client_index", "connection_id", "sequence")
-    __match_args__ = _fields
+    _fields = __match_args__ = ("client_index", "connection_id", "sequence")
 
     if TYPE_CHECKING:
         sequence: int
@@ -147,8 +144,7 @@ class PacketLost(TransportEvent):
     """A payload packet this side sent was declared lost (only with ``packet_events``)."""
 
     __slots__ = ()
-    _fields = ("client_index", "connection_id", "sequence")
-    __match_args__ = _fields
+    _fields = __match_args__ = ("client_index", "connection_id", "sequence")
 
     if TYPE_CHECKING:
         sequence: int
@@ -160,8 +156,7 @@ class ConnectionViolated(TransportEvent):
     """The authenticated peer broke the message protocol; the connection is being closed."""
 
     __slots__ = ()
-    _fields = ("client_index", "connection_id", "reason")
-    __match_args__ = _fields
+    _fields = __match_args__ = ("client_index", "connection_id", "reason")
 
     if TYPE_CHECKING:
         reason: MessageDropReason

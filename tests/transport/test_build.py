@@ -1,0 +1,122 @@
+"""The compiled-core build: which modules mypyc compiles, the build backend, `compiled()`.
+
+A ``LAGLESS_COMPILE=1`` wheel is too slow to build in the suite (about 80 s on 2 cores); these
+tests pin what makes it possible and correct: the module list, that no interpreted class
+inherits from a compiled one (that fails at import in a compiled build), and the backend's
+choices. The suite itself passes against a compiled wheel as well (docs/compiled.md).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import pkgutil
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import lagless
+from lagless.transport import build, compiled
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _compiled_modules() -> list[str]:
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "COMPILED":
+            scope: dict[str, object] = {}
+            exec(compile(ast.Module([node], []), "setup.py", "exec"), scope)
+            paths = scope["COMPILED"]
+            assert isinstance(paths, list)
+            return [
+                str(p).removeprefix("src/").removesuffix(".py").replace("/", ".") for p in paths
+            ]
+    raise AssertionError("setup.py has no COMPILED list")
+
+
+def _backend() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("lagless_build", ROOT / "_build/lagless_build.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_compiled_module_exists_and_is_in_the_transport() -> None:
+    names = _compiled_modules()
+    assert "lagless.transport.connection" in names
+    for name in names:
+        assert name.startswith("lagless.transport."), name
+        assert (ROOT / "src" / (name.replace(".", "/") + ".py")).is_file(), name
+
+
+def test_server_and_client_stay_interpreted_so_applications_can_subclass_them() -> None:
+    names = _compiled_modules()
+    assert "lagless.transport.server" not in names
+    assert "lagless.transport.client" not in names
+
+
+def test_no_interpreted_class_inherits_from_a_compiled_one() -> None:
+    for info in pkgutil.walk_packages(lagless.__path__, "lagless."):
+        if ".cli" in info.name or info.name.endswith("__main__"):
+            continue
+        importlib.import_module(info.name)
+    compiled_names = set(_compiled_modules())
+    offenders = []
+    for name in compiled_names:
+        module = sys.modules[name]
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == name:
+                offenders += [
+                    f"{sub.__module__}.{sub.__qualname__}({value.__qualname__})"
+                    for sub in value.__subclasses__()
+                    if sub.__module__ not in compiled_names
+                ]
+    assert offenders == []
+
+
+def test_compiled_reports_where_the_core_was_loaded_from() -> None:
+    from lagless.transport import connection
+
+    from_source = str(connection.__file__).endswith(".py")
+    assert compiled() is (not from_source)
+    assert build.core() == ("python" if from_source else "mypyc")
+
+
+def test_backend_asks_for_mypy_and_the_dependencies_only_when_compiling(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    backend = _backend()
+    own = ["setuptools's own"]  # what setuptools would find by running setup.py
+    monkeypatch.setattr(backend._setuptools, "get_requires_for_build_wheel", lambda _: own)
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("LAGLESS_COMPILE", "1")
+    wanted = backend.get_requires_for_build_wheel()
+    assert wanted[0].startswith("mypy")
+    assert any(w.startswith("cryptography") for w in wanted)
+    monkeypatch.setenv("LAGLESS_COMPILE", "0")
+    assert backend.get_requires_for_build_wheel() == own
+    monkeypatch.delenv("LAGLESS_COMPILE")
+    assert backend.get_requires_for_build_wheel() == own
+
+
+def test_backend_builds_editable_installs_from_source(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    backend = _backend()
+    seen: list[str] = []
+    monkeypatch.setattr(backend._setuptools, "get_requires_for_build_editable", lambda _: [])
+    monkeypatch.setenv("LAGLESS_COMPILE", "1")
+    monkeypatch.setattr(
+        backend._setuptools,
+        "build_editable",
+        lambda *args: seen.append(backend.os.environ["LAGLESS_COMPILE"]) or "x.whl",
+    )
+    assert backend.build_editable(str(tmp_path)) == "x.whl"
+    assert seen == ["0"]
+    assert backend.get_requires_for_build_editable() == []
