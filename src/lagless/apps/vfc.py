@@ -41,6 +41,7 @@ from lagless.interest.session_events import ClientJoined, ClientLeft
 from lagless.io.endpoint import open_endpoint
 from lagless.io.udp import format_hostport
 from lagless.transport import Client, NetcodeClientConfig, NetcodeServerConfig, Server
+from lagless.transport.netcode_state import NetcodeClientState
 
 __all__ = [
     "VFC_PROTOCOL_ID",
@@ -195,7 +196,9 @@ async def run_bots(
         while loop.time() < stop_at and not (stop and stop.is_set()):
             ended = [e.obj.transport.state for e in endpoints if e.obj.transport.state <= 0]
             if len(ended) == count:
-                what = "lost the VFC server" if seen_server else "no answer from the VFC server"
+                # a bot that timed out from CONNECTED had the server even if no round saw it
+                lost = seen_server or NetcodeClientState.CONNECTION_TIMED_OUT in ended
+                what = "lost the VFC server" if lost else "no answer from the VFC server"
                 reasons = ", ".join(sorted({state.name.lower() for state in ended}))
                 raise ServerLost(
                     f"{what} at {format_hostport(server)}: every bot ended ({reasons})"
