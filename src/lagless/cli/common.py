@@ -138,6 +138,17 @@ _signalled: deque[int] = deque(maxlen=1)  # the last signal `interruptible` turn
 
 
 @contextmanager
+def _stop_signals(handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
+    """Run the block with ``handler`` installed for SIGINT and SIGTERM; restore the old ones."""
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+@contextmanager
 def caught_signals() -> Iterator[list[int]]:
     """Record SIGINT and SIGTERM, in order, in the yielded list instead of raising.
 
@@ -145,16 +156,8 @@ def caught_signals() -> Iterator[list[int]]:
     after the handler (PEP 475), so a step's wait should be short (tens of ms).
     """
     caught: list[int] = []
-
-    def handler(signum: int, _frame: FrameType | None) -> None:
-        caught.append(signum)
-
-    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
-    try:
+    with _stop_signals(lambda signum, _frame: caught.append(signum)):
         yield caught
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 @contextmanager
@@ -165,12 +168,8 @@ def interruptible() -> Iterator[None]:
         _signalled.append(signum)
         raise Interrupted(signum)
 
-    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
-    try:
+    with _stop_signals(handler):
         yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 def _port(port: int, field: str) -> int:
