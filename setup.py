@@ -4,9 +4,13 @@ The compiled modules are the transport's per-packet core. `Server` and `Client` 
 so that applications can subclass them (an interpreted class cannot inherit a compiled one).
 """
 
-import os
+import sys
+from pathlib import Path
 
 from setuptools import setup
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_build"))
+from lagless_build import compile_requested  # the in-tree build backend
 
 COMPILED = [
     f"src/lagless/transport/{name}.py"
@@ -29,7 +33,7 @@ COMPILED = [
 ]
 
 ext_modules = []
-if os.environ.get("LAGLESS_COMPILE", "") not in ("", "0"):
+if compile_requested():
     from mypyc.build import mypycify
 
     ext_modules = mypycify(COMPILED, opt_level="3", multi_file=True)

@@ -35,7 +35,8 @@ __all__ = [
 MYPYC = "mypy>=1.15,<3"  # mypyc ships with mypy; the range the compiled core was built with
 
 
-def _compile() -> bool:
+def compile_requested() -> bool:
+    """Whether ``LAGLESS_COMPILE`` asks for the compiled core (set, and not ``0``)."""
     return os.environ.get("LAGLESS_COMPILE", "") not in ("", "0")
 
 
@@ -43,7 +44,7 @@ def get_requires_for_build_wheel(config_settings: dict[str, Any] | None = None) 
     """setuptools' requirements; when ``LAGLESS_COMPILE`` is set, mypy and the project's own
     dependencies instead (mypyc type-checks the compiled modules against them; setuptools' list
     would come from running ``setup.py``, which needs mypyc installed already)."""
-    if _compile():
+    if compile_requested():
         with open("pyproject.toml", "rb") as file:
             dependencies: list[str] = tomllib.load(file)["project"]["dependencies"]
         return [MYPYC, *dependencies]
