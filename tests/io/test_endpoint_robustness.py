@@ -91,6 +91,29 @@ def test_a_later_deadline_keeps_the_armed_timer_and_is_still_met() -> None:
     asyncio.run(main())
 
 
+@pytest.mark.parametrize("ahead", [0.0003, 0.0007, 0.0021])
+def test_uvloop_timer_fires_once(ahead: float) -> None:
+    """uvloop rounds timers to whole milliseconds: a deadline ``ahead`` s away is met in one pump.
+
+    Armed at the deadline itself, a timer less than half a millisecond away fired at once,
+    found nothing due and was re-armed, about 300 times before ``loop.time()`` got there.
+    """
+    import uvloop
+
+    async def main() -> None:
+        async with open_endpoint(Fake()) as ep:
+            await asyncio.sleep(0)
+            deadline = ep.now() + ahead
+            ep.obj.deadline = deadline
+            ep.flush()
+            pumps = ep.obj.pumps
+            await _until(lambda: bool(ep.obj.timers))
+            assert ep.obj.timers[0] >= deadline
+            assert ep.obj.pumps - pumps <= 2  # the timer's pump (and at most one early one)
+
+    uvloop.run(main())
+
+
 def test_a_flood_is_read_in_batches_of_drain_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(endpoint_module, "DRAIN_BATCH", 16)  # small: the kernel buffer holds it
     count = 16 + 4

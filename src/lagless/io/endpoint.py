@@ -15,7 +15,12 @@ ping-pong this took about 30 µs of a cold pump off each hop (``benchmarks/trans
   ``ep.call(lambda obj: obj.send(...))`` runs an application verb and pumps. One ``loop.call_at``
   timer follows ``obj.next_timer()``; it is re-armed only when the deadline moves earlier (a
   later deadline keeps it: firing early costs one pump, while a cancel and a new handle per
-  pump cost a heap push each).
+  pump cost a heap push each). On any loop but asyncio's own (uvloop) the timer is armed
+  `TIMER_SLACK` (1 ms) after the deadline: uvloop keeps time and timers in whole milliseconds
+  and rounds a delay to the nearest one, so a timer armed for a deadline less than half a
+  millisecond away fired at once, before ``loop.time()`` reached the deadline, and was re-armed
+  and fired again until it did: about 300 empty pumps per deadline, 6 000 a second in
+  ``lagless bench server`` (``test_endpoint_robustness.py::test_uvloop_timer_fires_once``).
 * `PollEndpoint` — for pygame-style loops: ``events = ep.pump()`` once per frame drains the
   socket, runs due timers, flushes datagrams and returns the events, never blocking;
   ``ep.wait(timeout)`` sleeps in ``select`` until a datagram arrives or the object's next
@@ -77,6 +82,7 @@ DEFAULT_MAX_EVENTS: Final = 4096  # events an AsyncEndpoint queues before it sto
 LOGGED_ERRORS: Final = 10  # errors per endpoint logged with a traceback before thinning out
 ERROR_LOG_EVERY: Final = 1000  # after LOGGED_ERRORS, log only every this-many-th error
 ERROR_RETRY: Final = 0.01  # seconds before a timer or pump that raised is tried again
+TIMER_SLACK: Final = 0.001  # seconds added to a timer on a loop other than asyncio's own
 
 _log = logging.getLogger("lagless.io")
 
@@ -308,6 +314,7 @@ class AsyncEndpoint(_FrontEnd[T]):
         # the stock loop's time() is time.monotonic() behind a Python frame: call it directly
         stock = type(loop).time is asyncio.BaseEventLoop.time
         self._driver = _Driver(obj, sock, time.monotonic if stock else loop.time)
+        self._timer_slack = 0.0 if stock else TIMER_SLACK
         self._max_events = max_events
         self._resume_events = resume_events
         self._wakeup = asyncio.Event()
@@ -528,7 +535,7 @@ class AsyncEndpoint(_FrontEnd[T]):
         if self._timer is not None:
             self._timer.cancel()
         self._timer_at = wake_at
-        self._timer = self._loop.call_at(wake_at, self._on_timer)
+        self._timer = self._loop.call_at(wake_at + self._timer_slack, self._on_timer)
 
     def _pause(self) -> None:
         self._paused = True
