@@ -538,6 +538,7 @@ class Connection:
         out = self._outbox
         self._outbox = []
         sent_bytes = 0  # built now: counted once (the outbox was counted when it was built)
+        messages = self._messages
         while self._tokens >= _WHOLE_TOKEN:
             payload = self._build(now)
             if payload is None:
@@ -545,8 +546,10 @@ class Connection:
             out.append(payload)
             sent_bytes += len(payload)
             self._tokens -= 1.0
+            if not messages.has_pending(now) and not self._time_due(now):
+                break  # all that was due fitted: a second build would find nothing
         else:
-            if self._messages.has_pending(now):
+            if messages.has_pending(now):
                 self._congestion.on_held_back()
         if self._ack_due is not None and self._ack_due <= now:
             payload = self._build_ack_only(now)
@@ -649,6 +652,11 @@ class Connection:
         if request is not None and (wish is None or request < wish):
             return request
         return wish
+
+    def _time_due(self, now: float) -> bool:
+        """Whether `_build` at ``now`` (s) would add a time request or a time response."""
+        request = self._next_time_request
+        return self._time_response is not None or (request is not None and request <= now)
 
     def _build_ack_only(self, now: float) -> bytes:
         """Build a payload of the ack header alone (it takes no pacing token)."""
