@@ -83,8 +83,8 @@ def test_a_later_deadline_keeps_the_armed_timer_and_is_still_met() -> None:
             ep.flush()
             pumps = ep.obj.pumps
             await asyncio.sleep(0.1)
-            assert ep.obj.timers == []  # it fired early, saw nothing due and pumped once
-            assert ep.obj.pumps == pumps + 1
+            assert ep.obj.timers == []  # it fired early, saw the later deadline and re-armed
+            assert ep.obj.pumps == pumps  # without a pump: every input was pumped already
             await _until(lambda: bool(ep.obj.timers))
             assert ep.obj.timers[0] >= start + 0.15
 

@@ -14,8 +14,10 @@ ping-pong this took about 30 µs of a cold pump off each hop (``benchmarks/trans
   ``event = await ep.receive()`` or ``events = await ep.receive_batch()``;
   ``ep.call(lambda obj: obj.send(...))`` runs an application verb and pumps. One ``loop.call_at``
   timer follows ``obj.next_timer()``; it is re-armed only when the deadline moves earlier (a
-  later deadline keeps it: firing early costs one pump, while a cancel and a new handle per
-  pump cost a heap push each). On any loop but asyncio's own (uvloop) the timer is armed
+  later deadline keeps it, as a cancel and a new handle per pump cost a heap push each; when it
+  fires before the current deadline it only re-arms: every input was pumped already, so a pump
+  would find nothing to do, and a lagless client echoing at 20 Hz had one such timer for every
+  three messages). On any loop but asyncio's own (uvloop) the timer is armed
   `TIMER_SLACK` (1 ms) after the deadline: uvloop keeps time and timers in whole milliseconds
   and rounds a delay to the nearest one, so a timer armed for a deadline less than half a
   millisecond away fired at once, before ``loop.time()`` reached the deadline, and was re-armed
@@ -510,6 +512,12 @@ class AsyncEndpoint(_FrontEnd[T]):
     def _on_timer(self) -> None:
         self._timer = None
         self._timer_at = None
+        wake_at = self._driver.wake_at
+        if wake_at is None or self._driver.now() < wake_at:
+            # armed for a deadline that has since moved later or gone: every input since was
+            # pumped, so there is nothing to send; arm for the current deadline (if any)
+            self._after_input()
+            return
         self._pump_due = False
         try:
             self._driver.on_timer()
