@@ -536,7 +536,7 @@ class AsyncEndpoint(_FrontEnd[T]):
                 self._pause()
         wake_at = self._driver.wake_at
         if wake_at is None or self._closed:
-            return  # an armed timer stays: firing early only pumps once more
+            return  # an armed timer stays: firing early only re-arms it (see _on_timer)
         timer_at = self._timer_at
         if timer_at is not None and timer_at <= wake_at:
             return  # the armed timer comes first; it re-arms for the later deadline then
