@@ -22,6 +22,8 @@ from lagless.io.udp import (
     parse_hostport,
     resolve,
     run,
+    sleep_until,
+    timer_slack,
     wildcard_for,
 )
 from tests.io.fake import Fake
@@ -290,3 +292,36 @@ def test_sockets_ask_for_large_buffers() -> None:
         assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) > base  # Linux: clamped, x2
     finally:
         sock.close()
+
+
+@pytest.mark.parametrize("ahead", [0.0002, 0.0006, 0.003])
+def test_sleep_until_never_returns_before_the_deadline_on_uvloop(ahead: float) -> None:
+    """uvloop rounds a sleep to whole milliseconds; ``sleep_until`` still waits for the deadline."""
+    import uvloop
+
+    async def main() -> tuple[int, int]:
+        loop = asyncio.get_running_loop()
+        early_plain = early_until = 0
+        for _ in range(20):
+            deadline = loop.time() + ahead
+            await asyncio.sleep(deadline - loop.time())
+            early_plain += loop.time() < deadline
+            deadline = loop.time() + ahead
+            await sleep_until(deadline, loop.time)
+            early_until += loop.time() < deadline
+        return early_plain, early_until
+
+    early_plain, early_until = uvloop.run(main())
+    assert early_until == 0
+    if ahead < 0.0005:
+        assert early_plain > 0  # the rounding this guards against is still there
+
+
+def test_timer_slack_is_zero_on_asyncio_and_a_millisecond_on_uvloop() -> None:
+    import uvloop
+
+    async def slack() -> float:
+        return timer_slack(asyncio.get_running_loop())
+
+    assert asyncio.run(slack()) == 0.0
+    assert uvloop.run(slack()) == 0.001

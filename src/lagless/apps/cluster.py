@@ -44,7 +44,7 @@ from lagless.cluster.messages import SNAPSHOT, ServerStats, Stats, Stop, decode,
 from lagless.cluster.node import MAX_PLAYERS
 from lagless.errors import ConfigError, LaglessError
 from lagless.io.nats import NatsServer, PubSub
-from lagless.io.udp import run
+from lagless.io.udp import run, sleep_until
 
 __all__ = [
     "CellArgs",
@@ -295,7 +295,7 @@ async def run_cell(args: CellArgs) -> ServerStats:
             next_stats = now + _STATS_EVERY
             stats = watch.stats(node, final=False)
             await bus.publish(subjects.stats(node.server), encode(Stats(stats)))
-        await asyncio.sleep(max(0.0, node.next_timer() - time.monotonic()))
+        await sleep_until(node.next_timer(), time.monotonic)
     final = watch.stats(node, final=True)
     await bus.publish(subjects.stats(node.server), encode(Stats(final)))
     await bus.close()
@@ -429,8 +429,7 @@ async def _play(
             raise ClusterError(failure)
         swarm.handle_timer(now)
         await bus.publish_all(swarm.messages_to_send())
-        wait = min(swarm.next_timer(), kill_at, end) - time.monotonic()
-        await asyncio.sleep(max(0.0, wait))
+        await sleep_until(min(swarm.next_timer(), kill_at, end), time.monotonic)
     played = min(config.duration, time.monotonic() - start)
     result = swarm.report(time.monotonic())
     for k in range(config.servers):

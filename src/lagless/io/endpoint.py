@@ -18,10 +18,10 @@ ping-pong this took about 30 µs of a cold pump off each hop (``benchmarks/trans
   fires before the current deadline it only re-arms: every input was pumped already, so a pump
   would find nothing to do, and a lagless client echoing at 20 Hz had one such timer for every
   three messages). On any loop but asyncio's own (uvloop) the timer is armed
-  `TIMER_SLACK` (1 ms) after the deadline: uvloop keeps time and timers in whole milliseconds
-  and rounds a delay to the nearest one, so a timer armed for a deadline less than half a
-  millisecond away fired at once, before ``loop.time()`` reached the deadline, and was re-armed
-  and fired again until it did: about 300 empty pumps per deadline, 6 000 a second in
+  `lagless.io.udp.timer_slack` (1 ms) after the deadline: uvloop keeps time and timers in whole
+  milliseconds and rounds a delay to the nearest one, so a timer armed for a deadline less than
+  half a millisecond away fired at once, before ``loop.time()`` reached the deadline, and was
+  re-armed and fired again until it did: about 300 empty pumps per deadline, 6 000 a second in
   ``lagless bench server`` (``test_endpoint_robustness.py::test_uvloop_timer_fires_once``).
 * `PollEndpoint` — for pygame-style loops: ``events = ep.pump()`` once per frame drains the
   socket, runs due timers, flushes datagrams and returns the events, never blocking;
@@ -74,7 +74,7 @@ from typing import Final, Generic, TypeVar
 from lagless._types import Address, SansIO
 from lagless.errors import ConfigError, LocalProtocolError
 from lagless.io.drive import pump
-from lagless.io.udp import DRAIN_BATCH, drain, format_hostport, open_udp_socket
+from lagless.io.udp import DRAIN_BATCH, drain, format_hostport, open_udp_socket, timer_slack
 
 T = TypeVar("T", bound=SansIO)
 R = TypeVar("R")
@@ -84,7 +84,6 @@ DEFAULT_MAX_EVENTS: Final = 4096  # events an AsyncEndpoint queues before it sto
 LOGGED_ERRORS: Final = 10  # errors per endpoint logged with a traceback before thinning out
 ERROR_LOG_EVERY: Final = 1000  # after LOGGED_ERRORS, log only every this-many-th error
 ERROR_RETRY: Final = 0.01  # seconds before a timer or pump that raised is tried again
-TIMER_SLACK: Final = 0.001  # seconds added to a timer on a loop other than asyncio's own
 
 _log = logging.getLogger("lagless.io")
 
@@ -316,7 +315,7 @@ class AsyncEndpoint(_FrontEnd[T]):
         # the stock loop's time() is time.monotonic() behind a Python frame: call it directly
         stock = type(loop).time is asyncio.BaseEventLoop.time
         self._driver = _Driver(obj, sock, time.monotonic if stock else loop.time)
-        self._timer_slack = 0.0 if stock else TIMER_SLACK
+        self._timer_slack = timer_slack(loop)
         self._max_events = max_events
         self._resume_events = resume_events
         self._wakeup = asyncio.Event()

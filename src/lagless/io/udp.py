@@ -44,6 +44,7 @@ from lagless.errors import ConfigError
 MAX_DATAGRAM: Final = 65535  # bytes: the largest UDP payload a recv can return
 SOCKET_BUFFER: Final = 4 * 1024 * 1024  # bytes asked for SO_RCVBUF and SO_SNDBUF
 DRAIN_BATCH: Final = 256  # datagrams read per readiness callback before yielding to the loop
+TIMER_SLACK: Final = 0.001  # seconds added to a timer on a loop other than asyncio's own
 
 R = TypeVar("R")
 
@@ -243,6 +244,29 @@ def add_datagram_reader(
         loop.remove_reader(fd)
 
     return remove
+
+
+def timer_slack(loop: asyncio.AbstractEventLoop) -> float:
+    """Seconds to add to a timer on ``loop`` so that it never fires before its deadline.
+
+    asyncio's own loop runs a timer once its clock reached the deadline: 0. Any other loop gets
+    `TIMER_SLACK` (1 ms): uvloop keeps time in whole milliseconds and rounds a timer's delay to
+    the nearest one, so a timer (or ``asyncio.sleep``) less than half a millisecond away fires at
+    once, before ``loop.time()`` reached it, and a loop that waits for a deadline spins until it
+    does.
+    """
+    return 0.0 if type(loop).time is asyncio.BaseEventLoop.time else TIMER_SLACK
+
+
+async def sleep_until(deadline: float, clock: Callable[[], float]) -> None:
+    """Sleep until ``clock()`` (seconds, the running loop's pace) reaches ``deadline`` (s).
+
+    Unlike ``asyncio.sleep(deadline - clock())`` it does not return early on uvloop (see
+    `timer_slack`); it may return up to `TIMER_SLACK` late there.
+    """
+    wait = deadline - clock()
+    if wait > 0.0:
+        await asyncio.sleep(wait + timer_slack(asyncio.get_running_loop()))
 
 
 def install_uvloop() -> bool:
