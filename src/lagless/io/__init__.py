@@ -1,11 +1,13 @@
 """Drivers: the only layer with sockets, asyncio, uvloop and real clocks (DESIGN.md "Layers").
 
 ``udp`` holds the non-blocking socket helpers (the ``add_reader`` drain loop of DESIGN.md "Speed
-rules", ``run`` on uvloop when installed), ``endpoint`` the asyncio and poll front ends that drive
-any sans-I/O object on a real socket (pumped once per readiness batch, a bounded event queue with
-backpressure, no exception from the object stops them), ``serve`` a callback loop over an
-endpoint's events that survives a failing handler, ``sim`` the same over the simulator, ``proxy``
-the real-UDP link conditioner behind ``lagless proxy``, ``drive`` the shared pump.
+rules", ``run`` on uvloop when installed, ``sleep_until`` for a game loop's ticks, which unlike
+``asyncio.sleep`` never wakes early on uvloop), ``endpoint`` the asyncio and poll front ends
+that drive any sans-I/O object on a real socket (pumped once per readiness batch, a bounded
+event queue with backpressure, no exception from the object stops them), ``serve`` a callback
+loop over an endpoint's events that survives a failing handler, ``sim`` the same over the
+simulator, ``proxy`` the real-UDP link conditioner behind ``lagless proxy``, ``drive`` the
+shared pump.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from lagless.io.udp import install_uvloop as install_uvloop
 from lagless.io.udp import open_udp_socket as open_udp_socket
 from lagless.io.udp import parse_hostport as parse_hostport
 from lagless.io.udp import run as run
+from lagless.io.udp import sleep_until as sleep_until
 
 __all__ = [
     "DEFAULT_MAX_EVENTS",
@@ -58,4 +61,5 @@ __all__ = [
     "run",
     "run_proxy",
     "serve_events",
+    "sleep_until",
 ]
