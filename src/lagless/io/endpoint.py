@@ -74,7 +74,14 @@ from typing import Final, Generic, TypeVar
 from lagless._types import Address, SansIO
 from lagless.errors import ConfigError, LocalProtocolError
 from lagless.io.drive import pump
-from lagless.io.udp import DRAIN_BATCH, drain, format_hostport, open_udp_socket, timer_slack
+from lagless.io.udp import (
+    DRAIN_BATCH,
+    drain,
+    format_hostport,
+    is_stock_loop,
+    open_udp_socket,
+    timer_slack,
+)
 
 T = TypeVar("T", bound=SansIO)
 R = TypeVar("R")
@@ -313,8 +320,8 @@ class AsyncEndpoint(_FrontEnd[T]):
             )
         self._loop = loop
         # the stock loop's time() is time.monotonic() behind a Python frame: call it directly
-        stock = type(loop).time is asyncio.BaseEventLoop.time
-        self._driver = _Driver(obj, sock, time.monotonic if stock else loop.time)
+        clock = time.monotonic if is_stock_loop(loop) else loop.time
+        self._driver = _Driver(obj, sock, clock)
         self._timer_slack = timer_slack(loop)
         self._max_events = max_events
         self._resume_events = resume_events

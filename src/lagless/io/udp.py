@@ -246,6 +246,11 @@ def add_datagram_reader(
     return remove
 
 
+def is_stock_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether ``loop`` keeps asyncio's own clock (``time.monotonic``), as opposed to uvloop's."""
+    return type(loop).time is asyncio.BaseEventLoop.time
+
+
 def timer_slack(loop: asyncio.AbstractEventLoop) -> float:
     """Seconds to add to a timer on ``loop`` so that it never fires before its deadline.
 
@@ -255,7 +260,7 @@ def timer_slack(loop: asyncio.AbstractEventLoop) -> float:
     once, before ``loop.time()`` reached it, and a loop that waits for a deadline spins until it
     does.
     """
-    return 0.0 if type(loop).time is asyncio.BaseEventLoop.time else TIMER_SLACK
+    return 0.0 if is_stock_loop(loop) else TIMER_SLACK
 
 
 async def sleep_until(deadline: float, clock: Callable[[], float]) -> None:
