@@ -539,6 +539,7 @@ class Connection:
         self._outbox = []
         sent_bytes = 0  # built now: counted once (the outbox was counted when it was built)
         messages = self._messages
+        pending: bool | None = None  # messages.has_pending(now), once a payload was built
         while self._tokens >= _WHOLE_TOKEN:
             payload = self._build(now)
             if payload is None:
@@ -546,10 +547,11 @@ class Connection:
             out.append(payload)
             sent_bytes += len(payload)
             self._tokens -= 1.0
-            if not messages.has_pending(now) and not self._time_due(now):
+            pending = messages.has_pending(now)
+            if not pending and not self._time_due(now):
                 break  # all that was due fitted: a second build would find nothing
         else:
-            if messages.has_pending(now):
+            if messages.has_pending(now) if pending is None else pending:
                 self._congestion.on_held_back()
         if self._ack_due is not None and self._ack_due <= now:
             payload = self._build_ack_only(now)
