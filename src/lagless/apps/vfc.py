@@ -40,8 +40,13 @@ from lagless.interest.server import VfcServer
 from lagless.interest.session_events import ClientJoined, ClientLeft
 from lagless.io.endpoint import open_endpoint
 from lagless.io.udp import format_hostport
-from lagless.transport import Client, NetcodeClientConfig, NetcodeServerConfig, Server
-from lagless.transport.netcode_state import NetcodeClientState
+from lagless.transport import (
+    Client,
+    NetcodeClientConfig,
+    NetcodeClientState,
+    NetcodeServerConfig,
+    Server,
+)
 
 __all__ = [
     "VFC_PROTOCOL_ID",
