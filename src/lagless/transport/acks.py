@@ -686,9 +686,15 @@ class AckTracker:
         """Absolute time (seconds) at which the oldest in-flight packet times out, or None."""
         in_flight = self._in_flight
         sent_buffer = self._sent
+        mask = sent_buffer._size - 1
+        sequences = sent_buffer._sequences
+        values = sent_buffer._values
         while in_flight:
-            sent = sent_buffer.find(in_flight[0])
-            if sent is not None and not sent[2]:
-                return sent[0] + self.loss_timeout()
+            head = in_flight[0]
+            slot = head & mask
+            if sequences[slot] == head:  # SequenceBuffer.find without its range check
+                sent = values[slot]
+                if sent is not None and not sent[2]:
+                    return sent[0] + self.loss_timeout()
             in_flight.popleft()  # already resolved
         return None

@@ -46,7 +46,9 @@ Decisions:
   (``test_connection.py::test_pacing_wakes_once_per_quantum``).
 * ``next_timer`` is cached: the deadline is recomputed once after the calls that change it
   (receiving, timers, building payloads) and `send` only moves it earlier, so a driver may ask
-  after every pump for free.
+  after every pump for free. `payloads_to_send` leaves it to be recomputed by ``next_timer``,
+  after the driver has sent the payloads (it was a third of the build's cost on a 60 Hz echo),
+  and tells it when no message was left due, so it is not asked a second time.
 * The header acks only the newest 33 packets, so a receiver queues an ack-only payload at once
   when ``ack_frequency`` (16) ack-eliciting payloads arrived since it last sent (QUIC's ack
   frequency); it is built while receiving, so a driver that reads many datagrams before pumping
@@ -365,6 +367,7 @@ class Connection:
         self._tokens_at = now
         self._timer: float | None = None  # cached next_timer(), valid unless _stale
         self._stale = True
+        self._idle = False  # payloads_to_send found no message due at _now; until a change
         self._events: list[TransportEvent] = []
         self._event_head = 0  # next_event() reads _events from here
         self._dropped: Counter[PayloadDropReason] = Counter()
@@ -387,6 +390,7 @@ class Connection:
             message_id = lane[1](payload)  # what MessageLayer.send would do after its checks
         else:
             message_id = self._messages.send(channel, payload, now)  # raises the right error
+        self._idle = False
         timer = self._timer
         if not self._stale and (timer is None or timer > now):  # a deadline <= now stays
             due = self._token_time()
@@ -419,6 +423,8 @@ class Connection:
         """
         now = self._now
         self._collect(now)
+        self._stale = True  # a loss applied now may have made records due
+        self._idle = False
         has_rtt = self._rtt.has_samples
         return ConnectionStatistics(
             rtt=self._rtt.rtt if has_rtt else 0.0,
@@ -451,6 +457,7 @@ class Connection:
         if now > self._now:
             self._now = now
         self._stale = True
+        self._idle = False
         if len(data) <= OVERHEAD - 1:
             self._dropped[PayloadDropReason.MALFORMED] += 1
             return
@@ -543,7 +550,7 @@ class Connection:
         while self._tokens >= _WHOLE_TOKEN:
             payload = self._build(now)
             if payload is None:
-                break
+                break  # nothing due; has_pending(now) is still asked below, as it expires records
             out.append(payload)
             sent_bytes += len(payload)
             self._tokens -= 1.0
@@ -551,7 +558,9 @@ class Connection:
             if not pending and not self._time_due(now):
                 break  # all that was due fitted: a second build would find nothing
         else:
-            if messages.has_pending(now) if pending is None else pending:
+            if pending is None:
+                pending = messages.has_pending(now)
+            if pending:
                 self._congestion.on_held_back()
         if self._ack_due is not None and self._ack_due <= now:
             payload = self._build_ack_only(now)
@@ -559,8 +568,10 @@ class Connection:
             sent_bytes += len(payload)
         if sent_bytes:
             self._bandwidth.on_sent(now, sent_bytes)
-        self._timer = self._deadline(self._next_send_wish())
-        self._stale = False
+        # the deadline is read in next_timer, after the driver has sent these payloads; a
+        # has_pending(now) that said False has expired every lane, so it need not be asked again
+        self._idle = pending is False
+        self._stale = True
         return out
 
     def next_timer(self) -> float | None:
@@ -580,6 +591,7 @@ class Connection:
         """
         self._advance(now)
         self._stale = True
+        self._idle = False
         self._collect(now)
 
     def next_event(self) -> TransportEvent | None:
@@ -647,7 +659,7 @@ class Connection:
     def _next_send_wish(self) -> float | None:
         """Earliest time (s) this side wants to send messages or time messages, ignoring pacing."""
         now = self._now
-        if self._time_response is not None or self._messages.has_pending(now):
+        if self._time_response is not None or (not self._idle and self._messages.has_pending(now)):
             return now
         wish = self._messages.next_resend_time()
         request = self._next_time_request

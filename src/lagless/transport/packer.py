@@ -418,8 +418,12 @@ class MessageLayer:
 
         Records never sent (or whose packet was lost) are due now; ``has_pending`` reports them.
         """
-        times = [t for s in self._reliable.values() if (t := s.next_resend_time()) is not None]
-        return min(times, default=None)
+        best: float | None = None
+        for sender in self._reliable.values():
+            due = sender.next_resend_time()
+            if due is not None and (best is None or due < best):
+                best = due
+        return best
 
     def next_delivered(self) -> DeliveredMessage | None:
         """Return the next reliable message fully acked by the peer, or None."""
