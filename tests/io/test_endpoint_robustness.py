@@ -342,3 +342,118 @@ def test_poll_pump_survives_a_raising_object(caplog: pytest.LogCaptureFixture) -
         assert ep.errors == 2
         assert ep.next_deadline is not None  # the failed timer is retried
     assert len([r for r in caplog.records if r.name == "lagless.io"]) == 2
+
+
+def test_a_handler_answers_inside_the_read_callback_and_the_batch_pumps_once() -> None:
+    async def main() -> None:
+        async with open_endpoint(Fake()) as server, open_endpoint(Fake()) as client:
+            seen: list[object] = []
+
+            def answer(event: object) -> None:
+                assert isinstance(event, bytes)
+                seen.append(event)
+                server.obj.outbox.append((b"ev re " + event, client.address))
+
+            server.set_handler(answer)
+            pumps = server.obj.pumps
+            blast(server.address, [f"ev {i}".encode() for i in range(20)])
+            got: list[object] = []
+            while len(got) < 20:
+                got += await client.receive_batch(timeout=WAIT)
+            assert seen == [f"ev {i}".encode() for i in range(20)]
+            assert got == [f"ev re ev {i}".encode() for i in range(20)]
+            assert server.obj.pumps == pumps + 1  # 20 datagrams on loopback: one read, one pump
+            assert server.receive_nowait() is None  # nothing was queued for a task
+            await asyncio.sleep(0.01)
+            assert server.obj.pumps == pumps + 1  # and no deferred pump ran
+
+    asyncio.run(main())
+
+
+def test_a_raising_handler_is_logged_and_the_next_event_is_handled(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def main() -> list[object]:
+        async with open_endpoint(Fake()) as ep:
+            seen: list[object] = []
+
+            def handler(event: object) -> None:
+                if event == b"ev bad":
+                    raise RuntimeError("handler bug")
+                seen.append(event)
+
+            ep.set_handler(handler)
+            blast(ep.address, [b"ev 1", b"ev bad", b"ev 2"])
+            await _until(lambda: len(seen) == 2)
+            assert ep.errors == 1
+            return seen
+
+    with caplog.at_level(logging.ERROR, logger="lagless.io"):
+        assert asyncio.run(main()) == [b"ev 1", b"ev 2"]
+    assert any("the event handler raised" in r.getMessage() for r in caplog.records)
+
+
+def test_events_of_an_application_call_reach_the_handler_after_the_call() -> None:
+    async def main() -> None:
+        async with open_endpoint(Fake()) as ep:
+            seen: list[object] = []
+            ep.set_handler(seen.append)
+            ep.call(lambda fake: fake.push(1, 2))
+            assert seen == []  # never inside the caller's call
+            await _until(lambda: seen == [1, 2])
+
+    asyncio.run(main())
+
+
+def test_a_handler_that_calls_the_endpoint_does_not_nest_and_loses_nothing() -> None:
+    async def main() -> None:
+        async with open_endpoint(Fake()) as ep:
+            seen: list[object] = []
+            depth = [0, 0]  # current, deepest
+
+            def handler(event: object) -> None:
+                depth[0] += 1
+                depth[1] = max(depth)
+                seen.append(event)
+                if event == b"ev 1":
+                    ep.call(lambda fake: fake.push("from the handler"))
+                depth[0] -= 1
+
+            ep.set_handler(handler)
+            blast(ep.address, [b"ev 1", b"ev 2"])
+            await _until(lambda: len(seen) == 3)
+            assert seen == [b"ev 1", b"ev 2", "from the handler"]
+            assert depth[1] == 1
+
+    asyncio.run(main())
+
+
+def test_handler_swaps_queue_and_refuse_a_second_handler() -> None:
+    async def main() -> None:
+        async with open_endpoint(Fake()) as ep:
+            ep.call(lambda fake: fake.push("queued before"))
+            seen: list[object] = []
+            ep.set_handler(seen.append)
+            await _until(lambda: seen == ["queued before"])
+            with pytest.raises(LocalProtocolError, match="already has an event handler"):
+                ep.set_handler(print)
+            ep.set_handler(seen.append)  # the same one again is fine
+            ep.set_handler(None)
+            ep.call(lambda fake: fake.push("after"))
+            assert await ep.receive(timeout=WAIT) == "after"
+            assert ep.handler is None
+
+    asyncio.run(main())
+
+
+def test_wait_closed_returns_when_the_endpoint_closes() -> None:
+    async def main() -> None:
+        ep = open_endpoint(Fake())
+        waiter = asyncio.ensure_future(ep.wait_closed())
+        await asyncio.sleep(0.01)
+        assert not waiter.done()
+        ep.close()
+        await asyncio.wait_for(waiter, WAIT)
+        await asyncio.wait_for(ep.wait_closed(), WAIT)  # at once when closed already
+
+    asyncio.run(main())

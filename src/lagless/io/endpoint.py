@@ -23,6 +23,9 @@ ping-pong this took about 30 µs of a cold pump off each hop (``benchmarks/trans
   half a millisecond away fired at once, before ``loop.time()`` reached the deadline, and was
   re-armed and fired again until it did: about 300 empty pumps per deadline, 6 000 a second in
   ``lagless bench server`` (``test_endpoint_robustness.py::test_uvloop_timer_fires_once``).
+  ``ep.set_handler(fn)`` hands each event to ``fn`` inside the loop callback that produced it
+  and pumps once after the batch, instead of queueing it for a task (what
+  `lagless.io.serve_events` uses: a server's replies leave with no task wake-up in between).
 * `PollEndpoint` — for pygame-style loops: ``events = ep.pump()`` once per frame drains the
   socket, runs due timers, flushes datagrams and returns the events, never blocking;
   ``ep.wait(timeout)`` sleeps in ``select`` until a datagram arrives or the object's next
@@ -335,6 +338,9 @@ class AsyncEndpoint(_FrontEnd[T]):
         self._paused = False
         self._pause_count = 0
         self._closed = False
+        self._handler: Callable[[object], object] | None = None
+        self._dispatching = False  # _dispatch is running (a handler's own call must not nest it)
+        self._dispatch_scheduled = False  # a dispatch of events an application call took is queued
         self._start_reading()
         self.flush()
 
@@ -353,6 +359,39 @@ class AsyncEndpoint(_FrontEnd[T]):
         self._pump_due = False
         self._driver.flush()
         self._after_input()
+
+    @property
+    def handler(self) -> Callable[[object], object] | None:
+        """The function events are handed to as they come (`set_handler`), or None."""
+        return self._handler
+
+    def set_handler(self, handler: Callable[[object], object] | None) -> None:
+        """Hand every event to ``handler(event)`` as it comes instead of queueing it.
+
+        The handler runs inside the loop callback that produced the events (a socket read or
+        the timer), in order, and the object is pumped once after the batch, so replies the
+        handler queued with the object's verbs (``ep.obj.send(...)``) leave in that same
+        callback: no task wakes up in between. Events that an application call (`call`,
+        `flush`) produced are handed over in a callback queued right after it, never inside the
+        caller's ``call``. An exception from the handler is logged and counted like one from
+        the object (see the module docstring) and the next event is handled. Events queued
+        before are handed over at once (in a queued callback). ``None`` goes back to queueing
+        for `receive` and `receive_batch`. `lagless.io.serve_events` installs one.
+
+        Raises:
+            LocalProtocolError: another handler is installed (set ``None`` first).
+        """
+        if handler is not None and self._handler is not None and handler != self._handler:
+            raise LocalProtocolError("the endpoint already has an event handler; set None first")
+        self._handler = handler
+        if handler is not None and self._driver.events:
+            self._schedule_dispatch()
+
+    async def wait_closed(self) -> None:
+        """Return once the endpoint is closed (at once if it is)."""
+        while not self._closed:
+            self._wakeup.clear()
+            await self._wakeup.wait()
 
     def receive_nowait(self) -> object | None:
         """Return the next event if one is waiting, else None."""
@@ -503,7 +542,9 @@ class AsyncEndpoint(_FrontEnd[T]):
                 driver.take_events()
                 self._pump_due = True
         finally:
-            self._after_input()  # wakes the waiting task first: its wake-up is queued now
+            # wakes the waiting task first (its wake-up is queued now), or with a handler
+            # installed hands the events to it and pumps
+            self._after_input(inline=True)
         if self._pump_due and not self._pump_scheduled:
             self._pump_scheduled = True
             self._loop.call_soon(self._deferred_pump)
@@ -528,11 +569,16 @@ class AsyncEndpoint(_FrontEnd[T]):
         try:
             self._driver.on_timer()
         finally:
-            self._after_input()
+            self._after_input(inline=True)
 
-    def _after_input(self) -> None:
+    def _after_input(self, *, inline: bool = False) -> None:
         events = self._driver.events
-        if events:
+        if events and self._handler is not None:
+            if inline:
+                self._dispatch()
+            elif not self._dispatching:  # a running dispatch takes them itself
+                self._schedule_dispatch()
+        if events and self._handler is None:
             self._wakeup.set()
             if (
                 self._max_events is not None
@@ -550,6 +596,40 @@ class AsyncEndpoint(_FrontEnd[T]):
             self._timer.cancel()
         self._timer_at = wake_at
         self._timer = self._loop.call_at(wake_at + self._timer_slack, self._on_timer)
+
+    def _dispatch(self) -> None:
+        """Hand the queued events to the handler, pumping once after each batch it answered."""
+        if self._dispatching:
+            return  # a handler's call/flush: the running dispatch takes what it queued
+        self._dispatching = True
+        driver = self._driver
+        events = driver.events
+        try:
+            while events and self._handler is not None and not self._closed:
+                handler = self._handler
+                while events and self._handler is handler:
+                    event = events.popleft()
+                    try:
+                        handler(event)
+                    except Exception:
+                        driver.error("the event handler")
+                # the handler's replies leave in one pump, which may take more events
+                self._pump_due = False
+                driver.flush()
+        finally:
+            self._dispatching = False
+        if self._paused:
+            self._maybe_resume()
+
+    def _schedule_dispatch(self) -> None:
+        if not self._dispatch_scheduled:
+            self._dispatch_scheduled = True
+            self._loop.call_soon(self._scheduled_dispatch)
+
+    def _scheduled_dispatch(self) -> None:
+        self._dispatch_scheduled = False
+        if not self._closed:
+            self._after_input(inline=True)
 
     def _pause(self) -> None:
         self._paused = True
