@@ -185,6 +185,29 @@ def _fill(send: Callable[[bytes], object], first: int, last: int, size: int) -> 
     return seq
 
 
+async def _await_task(task: asyncio.Task[None], timeout: float) -> None:
+    """Wait for ``task`` for at most ``timeout`` seconds.
+
+    Not ``asyncio.wait_for``: on Python 3.11 it returns the result instead of raising when this
+    task is cancelled just as ``task`` finishes, and ``lagless bench`` cancels the main task that
+    way when Ctrl-C lands in a callback, so the benchmark ran on through its next stages.
+    """
+    async with asyncio.timeout(timeout):
+        await task
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    """Cancel ``task`` and wait for it to end, re-raising what it raised other than the cancel.
+
+    Not ``suppress(CancelledError)`` around ``await task``: that also swallows a cancellation of
+    the task that waits (see `_await_task`).
+    """
+    task.cancel()
+    await asyncio.wait((task,))
+    if not task.cancelled():
+        task.result()
+
+
 def _percentile(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
@@ -275,7 +298,8 @@ async def _lagless_transfer(pair: Pair, count: int, size: int) -> Transfer:
             )
         for event in await client_ep.receive_batch(timeout=DRAIN_TIMEOUT):
             delivered += isinstance(event, MessageDelivered)
-    finished = await asyncio.wait_for(done, DRAIN_TIMEOUT)
+    async with asyncio.timeout(DRAIN_TIMEOUT):  # not wait_for: see _await_task
+        finished = await done
     await consumer
     after = _lagless_wire(server_ep, client_ep)
     return Transfer(
@@ -332,10 +356,8 @@ async def _lagless_rtt(pair: Pair, seconds: float) -> list[float]:
         await asyncio.sleep(max(0.0, start + k * TICK - loop.time()))
         sent_at[k] = time.perf_counter()
         client_ep.call(lambda c, k=k: c.send(RELIABLE, _payload(k, PING_SIZE)))
-    await asyncio.wait_for(collector, DRAIN_TIMEOUT)
-    echoer.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await echoer
+    await _await_task(collector, DRAIN_TIMEOUT)
+    await _cancel(echoer)
     return rtts
 
 
@@ -382,11 +404,9 @@ async def _raw_udp_rtt(seconds: float) -> list[float]:
             await asyncio.sleep(max(0.0, start + k * TICK - loop.time()))
             sent_at[k] = time.perf_counter()
             client_transport.sendto(_payload(k, PING_SIZE))
-        await asyncio.wait_for(collector, DRAIN_TIMEOUT)
+        await _await_task(collector, DRAIN_TIMEOUT)
     finally:
-        echoer.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await echoer
+        await _cancel(echoer)
         client_transport.close()
         server_transport.close()
     return rtts

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -113,3 +115,48 @@ def test_a_signal_inside_a_server_step_lets_the_step_finish(signum: signal.Signa
     assert _run(step, duration=5.0) == signum
     assert finished == [0]
     assert signal.getsignal(signum) is not None  # the previous handler is back
+
+
+_STUBBORN = """
+import sys, time
+print("swallowing interrupts now", file=sys.stderr, flush=True)
+while True:  # swallows every interrupt, as a cancelled asyncio task could
+    try:
+        time.sleep(0.05)
+    except KeyboardInterrupt:
+        pass
+"""
+
+_RUN_BENCH = """
+import sys
+from pathlib import Path
+from lagless.cli import bench
+from lagless.cli.app import app
+from lagless.cli.common import run_app
+bench.benchmarks_dir = lambda: Path(sys.argv[1])
+sys.exit(run_app(app, ["bench", "stubborn"]))
+"""
+
+
+def test_a_benchmark_that_swallows_the_interrupt_is_ended_all_the_same(tmp_path: Path) -> None:
+    (tmp_path / "stubborn.py").write_text(_STUBBORN)
+    process = subprocess.Popen(
+        [sys.executable, "-c", _RUN_BENCH, str(tmp_path)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        while "swallowing interrupts now" not in process.stderr.readline():
+            pass
+        process.send_signal(signal.SIGINT)
+        signalled = time.monotonic()
+        _out, err = process.communicate(timeout=STOP_WITHIN + 10)
+        waited = time.monotonic() - signalled
+    finally:
+        process.kill()
+    assert waited < STOP_WITHIN
+    assert process.returncode == 128 + signal.SIGINT
+    assert "bench stubborn: interrupted after" in err
+    assert "did not stop within" in err
+    assert "stubborn.py" in err  # the stack dump says where it was held

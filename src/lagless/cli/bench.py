@@ -7,11 +7,22 @@ installed package and runs one by name. Arguments after the name go to the bench
 status 130 or 143 and one line on stderr, without a traceback or asyncio's complaints about the
 tasks it interrupted. While a benchmark runs, stderr shows a progress line: refreshed every second
 with the elapsed time on a terminal, printed once when stderr is not a terminal.
+
+The signal raises `Interrupted` wherever the benchmark is, and the benchmark unwinds from there.
+Code can swallow that: asyncio's ``wait_for`` of Python 3.11 returns its result instead of raising
+when the task is cancelled just as the awaited future completes, so a benchmark's main task,
+cancelled by ``asyncio.run`` after the interrupt escaped from a callback, went on to its next
+stages (once in five CI runs of ``tests/cli/test_signals.py``, 12 s and more). So a watchdog
+thread started by the signal ends the process `FORCE_AFTER` seconds later if it is still
+unwinding: it prints the interrupted line, the stacks of every thread (``faulthandler``, to find
+what held it) and exits with the same status.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import logging
+import os
 import runpy
 import signal
 import sys
@@ -26,6 +37,7 @@ from lagless.cli.common import STOP_SIGNALS, Interrupted
 from lagless.errors import ConfigError
 
 PROGRESS_PERIOD: float = 1.0  # seconds between refreshes of the progress line on a terminal
+FORCE_AFTER: float = 1.5  # seconds a benchmark may take to unwind after the first signal
 HELP: frozenset[str] = frozenset({"--help", "-h"})  # our help; after a name, the script's
 
 
@@ -65,6 +77,8 @@ def bench(
     path = benchmarks_dir() / f"{name}.py"
     sys.argv = [str(path), *ctx.args]
     caught: list[int] = []
+    unwound = threading.Event()
+    started = time.monotonic()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         if caught:
@@ -72,11 +86,13 @@ def bench(
         caught.append(signum)
         # tasks cut short by the interrupt are reported when collected; they are not errors here
         logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+        threading.Thread(
+            target=_force_exit, args=(name, signum, started, unwound), daemon=True
+        ).start()
         raise Interrupted(signum)
 
     previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
     progress = _Progress(f"bench {name}")
-    started = time.monotonic()
     try:
         progress.start()
         runpy.run_path(str(path), run_name="__main__")
@@ -90,9 +106,24 @@ def bench(
         for sig, old in previous.items():
             signal.signal(sig, old)
     if caught:
+        unwound.set()
         elapsed = time.monotonic() - started
         typer.echo(f"bench {name}: interrupted after {elapsed:.1f} s", err=True)
         raise typer.Exit(128 + caught[0])
+
+
+def _force_exit(name: str, signum: int, started: float, unwound: threading.Event) -> None:
+    """End the process if the benchmark has not unwound `FORCE_AFTER` seconds after ``signum``."""
+    if unwound.wait(FORCE_AFTER):
+        return
+    elapsed = time.monotonic() - started
+    sys.stderr.write(
+        f"bench {name}: interrupted after {elapsed:.1f} s (it did not stop within "
+        f"{FORCE_AFTER:g} s of the signal; where each thread was:)\n"
+    )
+    sys.stderr.flush()
+    faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+    os._exit(128 + signum)
 
 
 class _Progress:
