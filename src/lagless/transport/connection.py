@@ -47,8 +47,9 @@ Decisions:
 * ``next_timer`` is cached: the deadline is recomputed once after the calls that change it
   (receiving, timers, building payloads) and `send` only moves it earlier, so a driver may ask
   after every pump for free. `payloads_to_send` leaves it to be recomputed by ``next_timer``,
-  after the driver has sent the payloads (it was a third of the build's cost on a 60 Hz echo),
-  and tells it when no message was left due, so it is not asked a second time.
+  after the driver has sent the payloads (on a 60 Hz echo, profiled, it was about 30 % of
+  `payloads_to_send`), and tells it when no message was left due, so it is not asked twice
+  (``test_connection.py::test_a_pump_never_leaves_a_due_deadline_with_nothing_to_send``).
 * The header acks only the newest 33 packets, so a receiver queues an ack-only payload at once
   when ``ack_frequency`` (16) ack-eliciting payloads arrived since it last sent (QUIC's ack
   frequency); it is built while receiving, so a driver that reads many datagrams before pumping
