@@ -73,7 +73,9 @@ async def serve_events(
         on_error: called as ``on_error(event, exc)`` after ``handler`` raised ``exc`` for
             ``event`` (typically: disconnect the client the event came from).
         stop: serving ends soon after this is set; ``None`` serves until the endpoint closes.
-        max_batch: the most events taken per batch; ``None`` takes all that are queued.
+        max_batch: a task takes at most this many events per batch (`receive_batch`);
+            ``None`` installs ``handler`` on the endpoint instead (`AsyncEndpoint.set_handler`),
+            which hands it every event inside the callback that read it.
         statistics: counters to update live; a new `ServeStatistics` when ``None``.
 
     Returns:
@@ -104,32 +106,6 @@ async def _serve(
     max_batch: int | None,
     stats: ServeStatistics,
 ) -> None:
-    if max_batch is None:
-        await _serve_inline(endpoint, handler, on_error, stats)
-        return
-    while True:
-        try:
-            batch = await endpoint.receive_batch(max_batch)
-        except LocalProtocolError:
-            return  # the endpoint was closed
-        for event in batch:
-            stats.events += 1
-            try:
-                handler(event)
-            except Exception as exc:
-                stats.errors += 1
-                _log.error("event handler raised on %.200r", event, exc_info=True)
-                if on_error is not None:
-                    _report(on_error, event, exc, stats)
-        endpoint.flush()
-
-
-async def _serve_inline(
-    endpoint: AsyncEndpoint[Any],
-    handler: Callable[[object], object],
-    on_error: Callable[[object, Exception], object] | None,
-    stats: ServeStatistics,
-) -> None:
     def dispatch(event: object) -> None:
         stats.events += 1
         try:
@@ -140,12 +116,22 @@ async def _serve_inline(
             if on_error is not None:
                 _report(on_error, event, exc, stats)
 
-    endpoint.set_handler(dispatch)
-    try:
-        await endpoint.wait_closed()
-    finally:
-        if endpoint.handler is dispatch:
-            endpoint.set_handler(None)
+    if max_batch is None:
+        endpoint.set_handler(dispatch)
+        try:
+            await endpoint.wait_closed()
+        finally:
+            if endpoint.handler is dispatch:
+                endpoint.set_handler(None)
+        return
+    while True:
+        try:
+            batch = await endpoint.receive_batch(max_batch)
+        except LocalProtocolError:
+            return  # the endpoint was closed
+        for event in batch:
+            dispatch(event)
+        endpoint.flush()
 
 
 def _report(
