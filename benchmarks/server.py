@@ -303,7 +303,11 @@ class Load:
             return out
         for local in self._active:
             outstanding = self._outstanding[local]
-            for seq in [s for s, t in outstanding.items() if now - t > LOSS_TIMEOUT]:
+            # seq -> send time in sending order: the expired ones are at the front
+            while outstanding:
+                seq, sent = next(iter(outstanding.items()))
+                if now - sent <= LOSS_TIMEOUT:
+                    break
                 del outstanding[seq]
             while len(outstanding) < WINDOW:
                 out.append((local, self._payload(local, now, in_window)))
@@ -504,16 +508,15 @@ async def _lagless_clients(
             schedule=schedule,
         )
 
-        async def collect(local: int, ep: AsyncEndpoint[Client]) -> None:
-            while True:
-                batch = await ep.receive_batch()
-                now = time.monotonic()
-                for event in batch:
-                    if isinstance(event, MessageReceived):
-                        load.echoed(local, event.payload, now)
-                    elif isinstance(event, Disconnected):
-                        load.tally.disconnected += 1
-                        return
+        def collect(local: int) -> Callable[[object], None]:
+            # an endpoint handler: the echoes are taken inside the callback that read them
+            def on_event(event: object) -> None:
+                if isinstance(event, MessageReceived):
+                    load.echoed(local, event.payload, time.monotonic())
+                elif isinstance(event, Disconnected):
+                    load.tally.disconnected += 1
+
+            return on_event
 
         def send(batch: list[tuple[int, bytes]]) -> None:
             touched: set[int] = set()
@@ -527,11 +530,11 @@ async def _lagless_clients(
             for local in touched:
                 eps[local].flush()
 
-        collectors = [asyncio.create_task(collect(local, eps[local])) for local in active]
+        for local in active:
+            eps[local].set_handler(collect(local))
         await _pace(load, send)
-        for task in collectors:
-            task.cancel()
-        await asyncio.gather(*collectors, return_exceptions=True)
+        for local in active:
+            eps[local].set_handler(None)
         conn.send(load.tally)
     finally:
         for ep in eps:
