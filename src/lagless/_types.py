@@ -22,7 +22,9 @@ class SansIO(Protocol):
     The object is driven by the application (its own ``send_*``/``close`` methods), by datagrams
     from the network (``receive_datagram``) and by the clock (``handle_timer``). After any input the
     driver pumps it: ``datagrams_to_send(now)``, then ``next_timer()``, then drains
-    ``next_event()``. Times are seconds on a monotonic clock chosen by the driver.
+    ``next_event()``. Times are seconds on a monotonic clock chosen by the driver. An object may
+    also offer ``take_events() -> list`` (every waiting event at once, oldest first, in a list
+    the caller owns); the real-UDP drivers then call it instead of ``next_event`` in a loop.
     """
 
     def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:

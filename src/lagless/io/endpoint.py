@@ -127,6 +127,8 @@ class _Driver(Generic[T]):
         self.sock = sock
         self._clock = clock
         self._name = format_hostport(self.address)
+        # the batch form of next_event, when the object has one (see lagless._types.SansIO)
+        self._take: Callable[[], list[object]] | None = getattr(obj, "take_events", None)
         self.events: deque[object] = deque()
         self.due: float | None = None  # the object's next deadline (s), as it last said
         self.wake_at: float | None = None  # when the driver must next call on_timer (s)
@@ -187,12 +189,15 @@ class _Driver(Generic[T]):
     def take_events(self) -> None:
         """Move the object's waiting events to ``events`` (no pump: nothing is sent)."""
         try:
+            if self._take is not None:
+                self.events.extend(self._take())
+                return
             event = self.obj.next_event()
             while event is not None:
                 self.events.append(event)
                 event = self.obj.next_event()
         except Exception:
-            self.error("next_event")
+            self.error("taking its events")
 
     def error(self, where: str) -> None:
         """Count the exception being handled and log it (call only inside ``except``)."""

@@ -292,6 +292,15 @@ class Server:
         """Return the next connection, message or delivery event, or None."""
         return self._events.popleft() if self._events else None
 
+    def take_events(self) -> list[Event]:
+        """Return every waiting event, oldest first: `next_event` in one call (the drivers use it).
+
+        The caller owns the list.
+        """
+        events = list(self._events)
+        self._events.clear()
+        return events
+
     # -- internals ----------------------------------------------------------------------------
 
     def _connection(self, connection_id: int) -> Connection | None:
