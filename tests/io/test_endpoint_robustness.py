@@ -457,3 +457,28 @@ def test_wait_closed_returns_when_the_endpoint_closes() -> None:
         await asyncio.wait_for(ep.wait_closed(), WAIT)  # at once when closed already
 
     asyncio.run(main())
+
+
+class _Batched(Fake):
+    """A Fake that also offers the batch form of next_event."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.takes = 0
+
+    def take_events(self) -> list[object]:
+        self.takes += 1
+        out = list(self.events)
+        self.events.clear()
+        return out
+
+
+def test_the_driver_takes_events_in_one_call_when_the_object_offers_it() -> None:
+    async def main() -> None:
+        async with open_endpoint(_Batched()) as ep:
+            takes = ep.obj.takes
+            blast(ep.address, [f"ev {i}".encode() for i in range(10)])
+            assert await ep.receive_batch(timeout=WAIT) == [f"ev {i}".encode() for i in range(10)]
+            assert ep.obj.takes == takes + 1  # one call for the ten events of the read
+
+    asyncio.run(main())

@@ -258,3 +258,40 @@ def test_plain_netcode_client_beside_lagless() -> None:
     with pytest.raises(LocalProtocolError, match="plain netcode client"):
         server.obj.send(joined[1].connection_id, 0, b"x")
     assert not any(isinstance(e, ConnectionViolated) for e in server_events)
+
+
+def test_take_events_hands_over_what_next_event_would_in_one_list() -> None:
+    server_addr, client_addr = ("127.0.0.1", 40000), ("127.0.0.1", 50000)
+    server = Server(
+        config=NetcodeServerConfig(
+            protocol_id=PROTOCOL_ID, private_key=KEY, public_address=server_addr, insecure=True
+        )
+    )
+    client = Client(config=NetcodeClientConfig(insecure=True))
+    client.connect_insecure(
+        server_addresses=[server_addr], protocol_id=PROTOCOL_ID, client_id=7, now=0.0
+    )
+    now = 0.0
+    sent = False
+    taken: dict[str, list[object]] = {"server": [], "client": []}
+    for _ in range(40):
+        client.handle_timer(now)
+        server.handle_timer(now)
+        for data, _ in client.datagrams_to_send(now):
+            server.receive_datagram(data, client_addr, now)
+        for data, _ in server.datagrams_to_send(now):
+            client.receive_datagram(data, server_addr, now)
+        if client.connected and not sent:
+            sent = True
+            for i in range(3):
+                client.send(0, bytes([i]))
+        taken["server"] += server.take_events()
+        taken["client"] += client.take_events()
+        assert server.next_event() is None  # all taken
+        assert client.next_event() is None
+        assert server.take_events() == []
+        assert client.take_events() == []
+        now = round(now + 0.05, 2)
+    received = [e.payload for e in taken["server"] if isinstance(e, MessageReceived)]
+    assert received == [b"\x00", b"\x01", b"\x02"]
+    assert len([e for e in taken["client"] if isinstance(e, MessageDelivered)]) == 3
