@@ -196,8 +196,8 @@ async def _await_task(task: asyncio.Task[None], timeout: float) -> None:
     """Wait for ``task`` for at most ``timeout`` seconds.
 
     Not ``asyncio.wait_for``: on Python 3.11 it returns the result instead of raising when this
-    task is cancelled just as ``task`` finishes, and ``lagless bench`` cancels the main task that
-    way when Ctrl-C lands in a callback, so the benchmark ran on through its next stages.
+    task is cancelled just as ``task`` finishes, and ``asyncio.run`` cancels the main task that
+    way when Ctrl-C lands in a callback, so the benchmark could run on through its next stages.
     """
     async with asyncio.timeout(timeout):
         await task

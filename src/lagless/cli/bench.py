@@ -11,11 +11,12 @@ with the elapsed time on a terminal, printed once when stderr is not a terminal.
 The signal raises `Interrupted` wherever the benchmark is, and the benchmark unwinds from there.
 Code can swallow that: asyncio's ``wait_for`` of Python 3.11 returns its result instead of raising
 when the task is cancelled just as the awaited future completes, so a benchmark's main task,
-cancelled by ``asyncio.run`` after the interrupt escaped from a callback, went on to its next
-stages (once in five CI runs of ``tests/cli/test_signals.py``, 12 s and more). So a watchdog
-thread started by the signal ends the process `FORCE_AFTER` seconds later if it is still
-unwinding: it prints the interrupted line, the stacks of every thread (``faulthandler``, to find
-what held it) and exits with the same status.
+cancelled by ``asyncio.run`` after the interrupt escaped from a callback, can go on to its next
+stages (the likely cause of ``lagless bench transport`` still running 12 s after the signal, once
+in five CI runs of ``tests/cli/test_signals.py``). So a watchdog thread started by the signal ends
+the process `FORCE_AFTER` seconds later if it is still unwinding: it prints the interrupted line,
+the stacks of every thread (``faulthandler``, to find what held it) and exits with the same
+status.
 """
 
 from __future__ import annotations
