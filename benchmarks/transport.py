@@ -58,7 +58,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final, Protocol, TypeVar
 
 import enet
 from rich.console import Console
@@ -92,6 +92,7 @@ PING_SIZE: Final = 32  # bytes
 TRICKLE_SIZE: Final = 100  # bytes
 DRAIN_TIMEOUT: Final = 30.0  # seconds to wait for the last deliveries and acks before failing
 SEQ: Final = struct.Struct("<I")
+R = TypeVar("R")
 
 QUEUE: Final = 1024  # messages a lagless reliable channel queues (send_queue_limit)
 
@@ -192,22 +193,23 @@ def _fill(send: Callable[[bytes], object], first: int, last: int, size: int) -> 
     return seq
 
 
-async def _await_task(task: asyncio.Task[None], timeout: float) -> None:
-    """Wait for ``task`` for at most ``timeout`` seconds.
+async def _within(future: asyncio.Future[R], timeout: float) -> R:
+    """Wait at most ``timeout`` seconds for ``future`` (a task or a plain future); its result.
 
     Not ``asyncio.wait_for``: on Python 3.11 it returns the result instead of raising when this
-    task is cancelled just as ``task`` finishes, and ``asyncio.run`` cancels the main task that
-    way when Ctrl-C lands in a callback, so the benchmark could run on through its next stages.
+    task is cancelled just as ``future`` completes, and ``asyncio.run`` cancels the main task
+    that way when Ctrl-C lands in a callback, so the benchmark could run on through its next
+    stages.
     """
     async with asyncio.timeout(timeout):
-        await task
+        return await future
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:
     """Cancel ``task`` and wait for it to end, re-raising what it raised other than the cancel.
 
     Not ``suppress(CancelledError)`` around ``await task``: that also swallows a cancellation of
-    the task that waits (see `_await_task`).
+    the task that waits (see `_within`).
     """
     task.cancel()
     await asyncio.wait((task,))
@@ -282,7 +284,7 @@ async def _lagless_transfer(pair: Pair, count: int, size: int) -> Transfer:
     Both ends take their events in batches and the sender refills its queue once per batch.
     """
     server_ep, client_ep, _ = pair
-    done = asyncio.get_running_loop().create_future()
+    done: asyncio.Future[float] = asyncio.get_running_loop().create_future()
 
     async def consume() -> None:
         expected = 0
@@ -305,8 +307,7 @@ async def _lagless_transfer(pair: Pair, count: int, size: int) -> Transfer:
             )
         for event in await client_ep.receive_batch(timeout=DRAIN_TIMEOUT):
             delivered += isinstance(event, MessageDelivered)
-    async with asyncio.timeout(DRAIN_TIMEOUT):  # not wait_for: see _await_task
-        finished = await done
+    finished = await _within(done, DRAIN_TIMEOUT)
     await consumer
     after = _lagless_wire(server_ep, client_ep)
     return Transfer(
@@ -363,7 +364,7 @@ async def _lagless_rtt(pair: Pair, seconds: float) -> list[float]:
         await asyncio.sleep(max(0.0, start + k * TICK - loop.time()))
         sent_at[k] = time.perf_counter()
         client_ep.call(lambda c, k=k: c.send(RELIABLE, _payload(k, PING_SIZE)))
-    await _await_task(collector, DRAIN_TIMEOUT)
+    await _within(collector, DRAIN_TIMEOUT)
     await _cancel(echoer)
     return rtts
 
@@ -411,7 +412,7 @@ async def _raw_udp_rtt(seconds: float) -> list[float]:
             await asyncio.sleep(max(0.0, start + k * TICK - loop.time()))
             sent_at[k] = time.perf_counter()
             client_transport.sendto(_payload(k, PING_SIZE))
-        await _await_task(collector, DRAIN_TIMEOUT)
+        await _within(collector, DRAIN_TIMEOUT)
     finally:
         await _cancel(echoer)
         client_transport.close()
