@@ -482,3 +482,22 @@ def test_the_driver_takes_events_in_one_call_when_the_object_offers_it() -> None
             assert ep.obj.takes == takes + 1  # one call for the ten events of the read
 
     asyncio.run(main())
+
+
+def test_a_handler_that_removes_itself_leaves_the_rest_to_receive() -> None:
+    async def main() -> None:
+        async with open_endpoint(Fake()) as ep:
+            seen: list[object] = []
+
+            def once(event: object) -> None:
+                seen.append(event)
+                ep.set_handler(None)
+
+            ep.set_handler(once)
+            waiting = asyncio.ensure_future(ep.receive_batch(timeout=WAIT))
+            await asyncio.sleep(0.01)  # the task waits for a wake-up, not on the fast path
+            blast(ep.address, [b"ev 1", b"ev 2", b"ev 3"])
+            assert await waiting == [b"ev 2", b"ev 3"]  # woken for what the handler left
+            assert seen == [b"ev 1"]
+
+    asyncio.run(main())

@@ -583,6 +583,7 @@ class AsyncEndpoint(_FrontEnd[T]):
                 self._dispatch()
             elif not self._dispatching:  # a running dispatch takes them itself
                 self._schedule_dispatch()
+        # not an else: a handler that removed itself mid-dispatch leaves the rest for receive()
         if events and self._handler is None:
             self._wakeup.set()
             if (
