@@ -7,6 +7,7 @@ import datetime
 import hashlib
 import json
 import ssl
+import time
 import urllib.request
 from typing import Any
 
@@ -23,7 +24,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lagless.demo.arena import PROTOCOL_ID, SNAPSHOT_FORMAT
-from lagless.io.webtransport import StreamDeframer
+from lagless.io.webtransport import (
+    MAX_STREAM_BACKLOG,
+    STREAM_DROP_BACKLOG,
+    StreamDeframer,
+    WebTransportLink,
+    open_webtransport_server,
+)
 from lagless.physics.codec import Snapshot, Welcome, decode_message
 from lagless.web import LINK_VERSION, Hello, LinkMessage, decode_frame, encode_frame
 from lagless.web.certificate import VALIDITY, make_certificate
@@ -183,5 +190,78 @@ def test_a_session_plays_over_stream_and_datagrams_and_bad_framing_ends_it() -> 
                 await asyncio.sleep(0.02)
             assert servers.match.bot.server.cars == {}
             assert servers.match.links == {}
+
+    asyncio.run(main())
+
+
+class _Links:
+    """A LinkHandler that keeps what the driver reports."""
+
+    def __init__(self) -> None:
+        self.framed: list[WebTransportLink] = []
+        self.closed: list[WebTransportLink] = []
+
+    def link_opened(self, link: Any) -> None:
+        pass
+
+    def link_frame(self, link: Any, data: bytes) -> None:
+        if link not in self.framed:
+            self.framed.append(link)
+
+    def link_closed(self, link: Any) -> None:
+        self.closed.append(link)
+
+
+def test_a_browser_that_stops_acknowledging_loses_droppable_frames_then_its_link() -> None:
+    """The stream's unacknowledged bytes are bounded: drop droppable frames, then close."""
+
+    async def main() -> None:
+        pinned = make_certificate(time.time())
+        links = _Links()
+        async with open_webtransport_server(
+            ("127.0.0.1", 0),
+            links,
+            certificate=pinned.certificate,
+            private_key=pinned.private_key,
+            path=WT_PATH,
+        ) as server:
+            port = server.address[1]
+            configuration = QuicConfiguration(
+                is_client=True,
+                alpn_protocols=H3_ALPN,
+                max_datagram_frame_size=65536,
+                verify_mode=ssl.CERT_NONE,
+            )
+            async with quic_connect(
+                "127.0.0.1", port, configuration=configuration, create_protocol=_Browser
+            ) as client:
+                assert isinstance(client, _Browser)
+                session = client.open_session(port, WT_PATH)
+                await client.next(HeadersReceived)
+                stream = client.h3.create_webtransport_stream(session)
+                client._quic.send_stream_data(stream, StreamDeframer.frame(b"hello"))
+                client.transmit()
+                for _ in range(250):
+                    if links.framed:
+                        break
+                    await asyncio.sleep(0.02)
+                (link,) = links.framed
+                # the browser goes silent: nothing it receives is acknowledged any more
+                client.datagram_received = lambda data, addr: None  # type: ignore[method-assign]
+                big = bytes(2000)  # over MAX_DATAGRAM: droppable or not, it goes on the stream
+                sent = 0
+                while not link.closing and sent < 2 * MAX_STREAM_BACKLOG // len(big):
+                    link.send(big, droppable=False)
+                    sent += 1
+                    if sent == STREAM_DROP_BACKLOG // len(big) + 8:
+                        before = link.dropped
+                        link.send(big, droppable=True)
+                        assert link.dropped == before + 1  # behind 64 KiB: dropped, not queued
+                    await asyncio.sleep(0)
+                assert link.closing
+                assert sent * (len(big) + 2) <= MAX_STREAM_BACKLOG + 2 * (len(big) + 2)
+                assert link.frames_out == sent - 1  # the frame that would overflow closed it
+                link.send(big, droppable=False)  # a closed link takes nothing more
+                assert link.frames_out == sent - 1
 
     asyncio.run(main())

@@ -22,8 +22,14 @@ Decisions:
     * A stream whose length prefix exceeds ``max_frame`` or whose frame is empty closes the link
       (the deframer never buffers more than ``max_frame + 2`` bytes); datagrams over
       ``max_frame`` are dropped and counted.
-    * The stream's send buffer is aioquic's and is not bounded here (QUIC flow control paces
-      it): in the demo only the welcome, and snapshots of more than about 60 cars, travel on it.
+    * The stream's send buffer is aioquic's, and aioquic holds every byte the peer has not
+      acknowledged without bound (in the demo only the welcome, and snapshots of more than about
+      60 cars, travel on it). A browser that stops acknowledging would grow it for ever, so the
+      link bounds it by its unacknowledged bytes, as the WebSocket link bounds its queue: a
+      droppable frame that has to go on the stream is dropped (and counted) once
+      ``STREAM_DROP_BACKLOG`` bytes wait, and a frame that would take the wait past
+      ``MAX_STREAM_BACKLOG`` bytes closes the link (1008, ``send queue full``) instead of being
+      buffered: the browser acknowledges too little to keep up.
     * Idle timeout 10 s (DESIGN.md "Timeouts"): the browser keeps the connection alive by
       itself; a silent one is closed by QUIC.
     * No exception from the handler stops the driver: it is logged on the ``lagless.io`` logger
@@ -57,6 +63,8 @@ from lagless.io.websocket import DROP_BACKLOG, LinkHandler
 
 __all__ = [
     "IDLE_TIMEOUT",
+    "MAX_STREAM_BACKLOG",
+    "STREAM_DROP_BACKLOG",
     "StreamDeframer",
     "WebTransportLink",
     "WebTransportServer",
@@ -65,6 +73,9 @@ __all__ = [
 
 IDLE_TIMEOUT: Final = 10.0  # s
 MAX_DATAGRAM: Final = 1100  # bytes: a frame larger than this goes on the stream
+STREAM_DROP_BACKLOG: Final = 64 * 1024  # bytes unacknowledged on the stream: droppable ones drop
+MAX_STREAM_BACKLOG: Final = 1024 * 1024  # bytes unacknowledged on the stream: the link closes
+CLOSE_POLICY: Final = 1008  # close code (as WebSocket's): the peer broke the sending policy
 _LENGTH: Final = struct.Struct("<H")
 
 _log = logging.getLogger("lagless.io")
@@ -74,6 +85,18 @@ def _datagram_backlog(quic: Any) -> int:
     """Return the DATAGRAM frames aioquic holds back for the congestion window (0 if unknown)."""
     pending = getattr(quic, "_datagrams_pending", ())  # aioquic keeps the queue private
     return len(pending)
+
+
+def _stream_backlog(quic: Any, stream_id: int) -> int:
+    """Return the bytes aioquic holds on ``stream_id`` until the peer acknowledges them.
+
+    aioquic keeps its streams and their send buffers private; 0 when they are not found.
+    """
+    stream = getattr(quic, "_streams", {}).get(stream_id)
+    sender = getattr(stream, "sender", None)
+    if sender is None:
+        return 0
+    return int(getattr(sender, "_buffer_stop", 0)) - int(getattr(sender, "_buffer_start", 0))
 
 
 class StreamDeframer:
@@ -145,8 +168,9 @@ class WebTransportLink:
         self.frames_out = 0
         """Frames sent."""
         self.dropped = 0
-        """Frames not sent: datagrams behind a full congestion window, reliable ones before the
-        browser opened its stream, oversized datagrams received."""
+        """Frames not sent: datagrams behind a full congestion window, droppable ones behind
+        ``STREAM_DROP_BACKLOG`` unacknowledged stream bytes, reliable ones before the browser
+        opened its stream, oversized datagrams received."""
 
     @property
     def closing(self) -> bool:
@@ -154,19 +178,31 @@ class WebTransportLink:
         return self._closed
 
     def send(self, data: bytes, *, droppable: bool) -> None:
-        """Send one frame: a DATAGRAM when droppable and small enough, else on the stream."""
+        """Send one frame: a DATAGRAM when droppable and small enough, else on the stream.
+
+        See the module docstring for what is dropped, and when the link closes instead.
+        """
         if self._closed:
             return
         h3 = self._protocol.h3
         if h3 is None:
             return
+        quic = self._protocol.quic
         if droppable and len(data) <= MAX_DATAGRAM:
-            if _datagram_backlog(self._protocol.quic) >= DROP_BACKLOG:
+            if _datagram_backlog(quic) >= DROP_BACKLOG:
                 self.dropped += 1  # the congestion window holds older ones back: drop this
                 return
             h3.send_datagram(self.session_id, data)
         elif self.stream_id is not None:
-            self._protocol.quic.send_stream_data(self.stream_id, StreamDeframer.frame(data))
+            waiting = _stream_backlog(quic, self.stream_id)
+            if droppable and waiting >= STREAM_DROP_BACKLOG:
+                self.dropped += 1
+                return
+            frame = StreamDeframer.frame(data)
+            if waiting + len(frame) > MAX_STREAM_BACKLOG:
+                self.close(CLOSE_POLICY, "send queue full")
+                return
+            quic.send_stream_data(self.stream_id, frame)
         else:
             self.dropped += 1
             return
