@@ -249,17 +249,44 @@ def test_call_pumps_even_when_the_verb_raises() -> None:
     asyncio.run(main())
 
 
-def test_receive_fast_path_does_not_enter_a_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
-    def no_timeout(delay: float | None) -> asyncio.Timeout:
-        raise AssertionError("asyncio.timeout entered with an event queued")
+def test_receive_fast_path_does_not_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def no_wait(deadline: float | None) -> None:
+        raise AssertionError("waited with an event queued")
 
     async def main() -> None:
         async with open_endpoint(Fake()) as ep:
             ep.call(lambda fake: fake.push(1, 2, "three", 4))
-            monkeypatch.setattr(asyncio, "timeout", no_timeout)
+            monkeypatch.setattr(ep, "_wait", no_wait)
             assert await ep.receive(timeout=1.0) == 1
             assert await ep.wait_for(str, timeout=1.0) == "three"
             assert await ep.receive_batch(timeout=1.0) == [4]
+
+    asyncio.run(main())
+
+
+def test_timed_out_and_cancelled_waits_leave_nothing_behind_and_others_still_wake() -> None:
+    """A wait that times out or is cancelled is forgotten; a concurrent one still gets events."""
+
+    async def main() -> None:
+        async with open_endpoint(Fake()) as ep:
+            for _ in range(200):  # an application polling with a short timeout on a quiet link
+                with pytest.raises(TimeoutError):
+                    await ep.receive(timeout=0.0)
+            cancelled = asyncio.ensure_future(ep.receive())
+            patient = asyncio.ensure_future(ep.receive_batch(timeout=WAIT))
+            hasty = asyncio.ensure_future(ep.receive(timeout=0.01))
+            await asyncio.sleep(0)
+            cancelled.cancel()
+            with pytest.raises(TimeoutError):
+                await hasty
+            assert not patient.done()
+            assert len(ep._waiters) == 1  # only the patient one is still waiting
+            ep.call(lambda fake: fake.push("late"))
+            assert await patient == ["late"]
+            assert cancelled.cancelled()
+            assert ep._waiters == []
+            ep.call(lambda fake: fake.push("again"))
+            assert await ep.receive(timeout=WAIT) == "again"
 
     asyncio.run(main())
 

@@ -63,6 +63,7 @@ Policies:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import selectors
@@ -333,7 +334,7 @@ class AsyncEndpoint(_FrontEnd[T]):
         self._timer_slack = timer_slack(loop)
         self._max_events = max_events
         self._resume_events = resume_events
-        self._wakeup = asyncio.Event()
+        self._waiters: list[asyncio.Future[None]] = []  # tasks blocked in receive/wait_closed
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
         self._fd = sock.fileno()
@@ -395,8 +396,7 @@ class AsyncEndpoint(_FrontEnd[T]):
     async def wait_closed(self) -> None:
         """Return once the endpoint is closed (at once if it is)."""
         while not self._closed:
-            self._wakeup.clear()
-            await self._wakeup.wait()
+            await self._wait(None)
 
     def receive_nowait(self) -> object | None:
         """Return the next event if one is waiting, else None."""
@@ -477,7 +477,7 @@ class AsyncEndpoint(_FrontEnd[T]):
             self._timer.cancel()
             self._timer = None
         self._driver.sock.close()
-        self._wakeup.set()
+        self._wake()
 
     async def __aenter__(self) -> AsyncEndpoint[T]:
         """Return the endpoint itself."""
@@ -497,20 +497,44 @@ class AsyncEndpoint(_FrontEnd[T]):
 
     async def _until(self, take: Callable[[], R | None], timeout: float | None) -> R:
         # the fast path (an event already queued) is the caller's; this is the waiting path only
-        if timeout is None:
-            return await self._block(take)
-        async with asyncio.timeout(timeout):
-            return await self._block(take)
-
-    async def _block(self, take: Callable[[], R | None]) -> R:
+        deadline = None if timeout is None else self._loop.time() + timeout
         while True:
             if self._closed:
                 raise LocalProtocolError("receive on a closed endpoint")
-            self._wakeup.clear()
-            await self._wakeup.wait()
+            await self._wait(deadline)
             result = take()
             if result is not None:
                 return result
+
+    async def _wait(self, deadline: float | None) -> None:
+        """Wait for the next `_wake` (events queued, closed); raise TimeoutError at ``deadline``.
+
+        A future per wait and one timer handle, instead of ``asyncio.timeout`` around an
+        ``asyncio.Event``: measured on the 100 B transfer of ``bench transport``, every wait
+        for events entered and left a timeout context (a task lookup, a reschedule, a cancel).
+        """
+        loop = self._loop
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._waiters.append(waiter)
+        expiry = None if deadline is None else loop.call_at(deadline, _expire, waiter)
+        try:
+            await waiter
+        except BaseException:  # timed out or cancelled: take it out unless _wake did
+            with contextlib.suppress(ValueError):
+                self._waiters.remove(waiter)
+            raise
+        finally:
+            if expiry is not None:
+                expiry.cancel()
+
+    def _wake(self) -> None:
+        """Resume every task blocked in `_wait`."""
+        waiters = self._waiters
+        if waiters:
+            self._waiters = []
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
 
     def _take_batch(self, limit: int | None) -> list[object] | None:
         events = self._driver.events
@@ -585,7 +609,7 @@ class AsyncEndpoint(_FrontEnd[T]):
                 self._schedule_dispatch()
         # not an else: a handler that removed itself mid-dispatch leaves the rest for receive()
         if events and self._handler is None:
-            self._wakeup.set()
+            self._wake()
             if (
                 self._max_events is not None
                 and not self._paused
@@ -663,6 +687,12 @@ class AsyncEndpoint(_FrontEnd[T]):
         if self._reading:
             self._loop.remove_reader(self._fd)
             self._reading = False
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    """A timed wait's deadline passed: make it raise TimeoutError (unless already woken)."""
+    if not waiter.done():
+        waiter.set_exception(TimeoutError())
 
 
 def open_endpoint(
