@@ -265,3 +265,37 @@ def test_reused_sequence_counts_old_packet_lost() -> None:
     delivered = a.next_delivered()
     assert delivered is not None
     assert delivered.message_id == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 1000), min_size=1, max_size=40),
+    losses=st.lists(st.booleans(), max_size=12),
+)
+def test_a_record_left_out_for_want_of_room_is_reported_pending(
+    sizes: list[int], losses: list[bool]
+) -> None:
+    """``left_behind`` (what lets the connection skip ``has_pending`` after a packet) says
+    exactly what ``has_pending`` would, for unfragmented reliable records under loss."""
+    cfg = MessageLayerConfig(
+        channels=(
+            ChannelConfig(kind=ChannelKind.RELIABLE_ORDERED),
+            ChannelConfig(kind=ChannelKind.RELIABLE_ORDERED, budget=1100),
+        )
+    )
+    layer = MessageLayer(config=cfg)
+    for i, size in enumerate(sizes):
+        layer.send(i % 2, bytes(size), 0.0)
+    now = 0.0
+    written = 0
+    for seq, lost in enumerate([*losses, *[False] * 80]):
+        payload = layer.write_packet(seq, now)
+        if payload is None:
+            assert not layer.left_behind
+            break
+        written += 1
+        assert layer.left_behind == layer.has_pending(now)
+        if lost:
+            layer.on_packet_lost(seq)
+    assert written >= 1
+    assert not layer.has_pending(now)

@@ -261,6 +261,7 @@ class ReliableSender:
         "fragment_size",
         "has_fragments",
         "layer",
+        "left_behind",
         "limit",
         "next_id",
         "oldest",
@@ -329,6 +330,8 @@ class ReliableSender:
         self._held = 0  # messages of this channel holding a reservation
         self.has_fragments = False
         """True while a fragmented message is queued (admitted or waiting)."""
+        self.left_behind = False
+        """The last `fill_small` stopped at a due record that did not fit: one is still due."""
         self._unordered = self.config.kind is ChannelKind.RELIABLE_UNORDERED
         self._peeked: deque[tuple[Outgoing, int]] | deque[tuple[float, int, Outgoing, int]] = (
             self._fragments.unsent
@@ -458,6 +461,7 @@ class ReliableSender:
                 record = small[message_id][0]
                 size = len(record)
                 if size > room:
+                    full = True
                     break
                 fresh.popleft()
                 out += record
@@ -465,6 +469,7 @@ class ReliableSender:
                 written += size
                 small[message_id] = (record, packet_seq)
                 ids.append(message_id)
+        self.left_behind = full
         if not ids:
             return 0, 0, None
         flights.append((now, packet_seq, ids))

@@ -555,7 +555,8 @@ class Connection:
             out.append(payload)
             sent_bytes += len(payload)
             self._tokens -= 1.0
-            pending = messages.has_pending(now)
+            # a record left out for want of room is still due: no need to ask the lanes
+            pending = messages.left_behind or messages.has_pending(now)
             if not pending and not self._time_due(now):
                 break  # all that was due fitted: a second build would find nothing
         else:

@@ -184,6 +184,9 @@ class MessageLayer:
         ]
         self._max_count = [-(-limit // cfg.fragment_size) for limit in self._limits]
         self._sent: dict[int, _Carried] = {}
+        self.left_behind = False
+        """The last `write_packet` left a due unfragmented record out for want of room, so
+        `has_pending` would say True (the sender's pump need not ask)."""
         self._credit = 1.0
         self._dropped: Counter[MessageDropReason] = Counter()
         self.violation: MessageDropReason | None = None
@@ -256,6 +259,7 @@ class MessageLayer:
         out = bytearray()
         entries: _Carried = ([], [])
         used = [0] * len(cfg.channels)
+        self.left_behind = False
         if not self._reserve[1]:
             self._write_small(out, entries, used, budget, packet_seq, now)
         elif self._credit >= 1.0:
@@ -310,6 +314,8 @@ class MessageLayer:
                 continue
             assert reliable is not None  # invariant: every lane has one sender
             written, resent, ids = reliable.fill_small(out, room, packet_seq, now)
+            if reliable.left_behind:
+                self.left_behind = True
             if ids is not None:
                 entries[0].append((reliable, ids))
                 used[ch] += written
