@@ -299,3 +299,75 @@ def test_a_record_left_out_for_want_of_room_is_reported_pending(
             layer.on_packet_lost(seq)
     assert written >= 1
     assert not layer.has_pending(now)
+
+
+_READ_CFG = MessageLayerConfig(
+    channels=(
+        ChannelConfig(kind=ChannelKind.RELIABLE_ORDERED),
+        ChannelConfig(kind=ChannelKind.RELIABLE_ORDERED, max_message_size=200),
+        ChannelConfig(kind=ChannelKind.UNRELIABLE),
+        ChannelConfig(kind=ChannelKind.RELIABLE_UNORDERED),
+    )
+)
+
+
+@st.composite
+def _payloads(draw: st.DrawFn) -> list[bytes]:
+    """Payloads whose records are mostly the next message of their channel, with some gaps,
+    repeats, fragments, unknown channels, oversized bodies and garbage in between."""
+    payloads = []
+    next_id = [0, 0, 0, 0, 0]
+    for _ in range(draw(st.integers(1, 8))):
+        out = bytearray()
+        for _ in range(draw(st.integers(0, 8))):
+            kind = draw(st.sampled_from(["next"] * 6 + ["gap", "repeat", "fragment", "junk"]))
+            channel = draw(st.sampled_from([0, 0, 0, 1, 2, 3, 4]))
+            if kind == "junk":
+                out += draw(st.binary(max_size=6))
+                continue
+            step = {"next": 0, "gap": 2, "repeat": -1}.get(kind, 0)
+            message_id = (next_id[channel] + step) & 0xFFFF
+            if kind == "next":
+                next_id[channel] += 1
+            if kind == "fragment":
+                encode_record(out, channel, message_id, bytes(1024), index=0, count=2)
+            else:
+                encode_record(
+                    out, channel, message_id, bytes(draw(st.sampled_from([0, 5, 130, 300])))
+                )
+        payloads.append(bytes(out))
+    return payloads
+
+
+@settings(max_examples=400, deadline=None)
+@given(_payloads())
+def test_the_in_order_fast_path_reads_exactly_as_the_whole_payload_check(
+    payloads: list[bytes],
+) -> None:
+    """``read_packet`` takes in-order records in one step; the result (queued messages, next
+    ids, drops) equals checking each whole payload first and then queueing it, as before."""
+    fast, whole = MessageLayer(config=_READ_CFG), MessageLayer(config=_READ_CFG)
+    for payload in payloads:
+        expected = whole._read_rest(payload, 0.0, 0, len(whole.ready))
+        assert fast.read_packet(payload, 0.0) == expected
+        assert list(fast.ready) == list(whole.ready)
+        assert [r.base for r in fast._ordered if r is not None] == [
+            r.base for r in whole._ordered if r is not None
+        ]
+        assert fast.statistics() == whole.statistics()
+
+
+def test_a_rejected_payload_takes_back_the_records_read_before_its_bad_one() -> None:
+    layer = MessageLayer(config=_READ_CFG)
+    out = bytearray()
+    encode_record(out, 0, 0, b"first")
+    encode_record(out, 0, 1, b"second")
+    good = bytes(out)
+    encode_record(out, 4, 0, b"no such channel")
+    assert layer.read_packet(bytes(out), 0.0) is MessageDropReason.UNKNOWN_CHANNEL
+    assert not layer.ready
+    truncated = good + bytes([0, 0, 2])
+    assert layer.read_packet(truncated, 0.0) is MessageDropReason.MALFORMED
+    assert not layer.ready
+    assert layer.read_packet(good, 0.0) is None  # the next ids were put back: both come
+    assert [m[2] for m in layer.ready] == [b"first", b"second"]

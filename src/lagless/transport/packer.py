@@ -65,6 +65,7 @@ from lagless.transport.message_errors import (
     MessageViolation,
 )
 from lagless.transport.records import (
+    SHORT_HEAD,
     Record,
     encode_record,
     parse_payload,
@@ -167,6 +168,7 @@ class MessageLayer:
             for i in self._order
         ]
         self._limits = [cfg.message_limit(i) for i in range(len(cfg.channels))]
+        self._fast_limits = [min(limit, cfg.fragment_size) for limit in self._limits]
         self._senders: list[ReliableSender | UnreliableSender] = [
             self._reliable.get(i) or self._unreliable[i] for i in range(len(cfg.channels))
         ]
@@ -443,6 +445,14 @@ class MessageLayer:
     def read_packet(self, data: bytes, now: float, start: int = 0) -> MessageDropReason | None:
         """Parse one received payload and queue its messages; never raises on any bytes.
 
+        The records are taken in order. While they are unfragmented records of reliable-ordered
+        channels, each the next message of its channel with nothing held back, each is parsed
+        and queued in one step (the common case: `_read_rest` would queue the same tuple).
+        From the first other record on, `_read_rest` checks the rest of the payload whole and
+        then queues it. When that check rejects the payload, the records queued in the first
+        step are taken back, so a rejected payload delivers nothing, as before any record was
+        queued.
+
         Args:
             data: The payload (what the peer's ``write_packet`` returned), or bytes holding it
                 from ``start`` to their end.
@@ -458,26 +468,70 @@ class MessageLayer:
         reassembler = self._reassembler
         if reassembler.memory and reassembler.expire(now):
             return self._drop(MessageDropReason.REASSEMBLY_TIMEOUT)
+        ready = self.ready
+        before = len(ready)
+        ordered = self._ordered
+        fast_limits = self._fast_limits
+        channels = len(fast_limits)
+        unpack = SHORT_HEAD.unpack_from
+        end = len(data)
+        pos = start
+        # a head of 64 or more is a fragment, has the reserved bit or names no channel: all
+        # of those go to _read_rest, which says which
+        while pos + 4 <= end:
+            head, message_id, length = unpack(data, pos)
+            if head >= channels:
+                break
+            receiver = ordered[head]
+            if receiver is None or receiver.base != message_id or receiver.held:
+                break
+            begin = pos + 4
+            if length & 0x80:
+                if begin >= end:
+                    break
+                high = data[begin]
+                if high == 0 or high & 0x80:
+                    break
+                length = (length & 0x7F) | (high << 7)
+                begin += 1
+            stop = begin + length
+            if stop > end or length > fast_limits[head]:
+                break
+            ready.append((head, message_id, data[begin:stop]))
+            receiver.base = (message_id + 1) & 0xFFFF
+            pos = stop
+        if pos >= end:
+            self._messages_received += len(ready) - before
+            return None
+        return self._read_rest(data, now, pos, before)
+
+    def _read_rest(
+        self, data: bytes, now: float, start: int, before: int
+    ) -> MessageDropReason | None:
+        """Check the records of ``data`` from ``start`` on whole, then queue them.
+
+        ``ready[before:]`` holds what `read_packet` queued from this payload already; a check
+        that fails takes those back (their channels' next ids are the first ones queued).
+        """
+        ready = self.ready
         try:
             records = parse_records(data, self.config.fragment_size, start)
         except DecodeError:
-            return self._drop(MessageDropReason.MALFORMED)
+            return self._take_back(before, MessageDropReason.MALFORMED)
         limits = self._limits
         channels = len(limits)
         for record in records:
             channel = record[0]
             if channel >= channels:
-                return self._drop(MessageDropReason.UNKNOWN_CHANNEL)
+                return self._take_back(before, MessageDropReason.UNKNOWN_CHANNEL)
             if len(record) == 3:
                 if len(record[2]) > limits[channel]:
-                    return self._drop(MessageDropReason.TOO_LARGE)
+                    return self._take_back(before, MessageDropReason.TOO_LARGE)
             else:
                 if channel not in self._rreceivers:
-                    return self._drop(MessageDropReason.UNEXPECTED_FRAGMENT)
+                    return self._take_back(before, MessageDropReason.UNEXPECTED_FRAGMENT)
                 if record[3] > self._max_count[channel]:
-                    return self._drop(MessageDropReason.TOO_LARGE)
-        ready = self.ready
-        before = len(ready)
+                    return self._take_back(before, MessageDropReason.TOO_LARGE)
         receivers = self._receivers
         ordered = self._ordered
         try:
@@ -502,6 +556,17 @@ class MessageLayer:
         finally:
             self._messages_received += len(ready) - before
         return None
+
+    def _take_back(self, before: int, reason: MessageDropReason) -> MessageDropReason:
+        """Unqueue ``ready[before:]`` (queued by `read_packet`'s first step) and drop."""
+        ready = self.ready
+        ordered = self._ordered
+        while len(ready) > before:
+            channel, message_id, _ = ready.pop()
+            receiver = ordered[channel]
+            assert receiver is not None  # invariant: only ordered channels' records come here
+            receiver.base = message_id
+        return self._drop(reason)
 
     def _drop(self, reason: MessageDropReason) -> MessageDropReason:
         self._dropped[reason] += 1
