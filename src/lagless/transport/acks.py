@@ -538,8 +538,9 @@ class AckTracker:
         else:
             ahead = (sequence - newest) & 0xFFFF
             if 0 < ahead <= 0x8000:
-                for skipped in range(newest + 1, newest + min(ahead, size + 1)):
-                    sequences[skipped & mask] = None
+                if ahead > 1:  # sequences skipped over: their slots no longer hold them
+                    for skipped in range(newest + 1, newest + min(ahead, size + 1)):
+                        sequences[skipped & mask] = None
                 received._newest = sequence
             ahead = (sequence - self._ack) & 0xFFFF
             if 0 < ahead <= 0x8000:
