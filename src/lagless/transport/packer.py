@@ -417,7 +417,7 @@ class MessageLayer:
             if reliable is None:
                 if unreliable is not None and unreliable.queue:
                     return True
-            elif reliable.has_pending(now):
+            elif reliable.queued and reliable.has_pending(now):  # nothing unacked: nothing due
                 return True
         return False
 
@@ -428,6 +428,8 @@ class MessageLayer:
         """
         best: float | None = None
         for sender in self._reliable.values():
+            if not sender.queued:
+                continue  # nothing unacked: nothing to resend
             due = sender.next_resend_time()
             if due is not None and (best is None or due < best):
                 best = due
