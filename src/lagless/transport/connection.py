@@ -548,22 +548,29 @@ class Connection:
         sent_bytes = 0  # built now: counted once (the outbox was counted when it was built)
         messages = self._messages
         pending: bool | None = None  # messages.has_pending(now), once a payload was built
-        while self._tokens >= _WHOLE_TOKEN:
-            payload = self._build(now)
-            if payload is None:
-                break  # nothing due; has_pending(now) is still asked below, as it expires records
-            out.append(payload)
-            sent_bytes += len(payload)
-            self._tokens -= 1.0
-            # a record left out for want of room is still due: no need to ask the lanes
-            pending = messages.left_behind or messages.has_pending(now)
-            if not pending and not self._time_due(now):
-                break  # all that was due fitted: a second build would find nothing
+        if (
+            self._tokens >= _WHOLE_TOKEN
+            and not self._time_due(now)
+            and not messages.has_pending(now)
+        ):
+            pending = False  # nothing due (most pumps: an ack, a timer): asking beats a build
         else:
-            if pending is None:
-                pending = messages.has_pending(now)
-            if pending:
-                self._congestion.on_held_back()
+            while self._tokens >= _WHOLE_TOKEN:
+                payload = self._build(now)
+                if payload is None:
+                    break  # nothing due; has_pending(now) is asked later, as it expires records
+                out.append(payload)
+                sent_bytes += len(payload)
+                self._tokens -= 1.0
+                # a record left out for want of room is still due: no need to ask the lanes
+                pending = messages.left_behind or messages.has_pending(now)
+                if not pending and not self._time_due(now):
+                    break  # all that was due fitted: a second build would find nothing
+            else:
+                if pending is None:
+                    pending = messages.has_pending(now)
+                if pending:
+                    self._congestion.on_held_back()
         if self._ack_due is not None and self._ack_due <= now:
             payload = self._build_ack_only(now)
             out.append(payload)
