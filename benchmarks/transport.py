@@ -309,7 +309,7 @@ async def _lagless_transfer(pair: Pair, count: int, size: int) -> Transfer:
         if sent < count:
             last = min(count, delivered + QUEUE)
             sent = client_ep.call(
-                lambda c, s=sent, e=last: _fill(lambda p: c.send(RELIABLE, p), s, e, size)
+                lambda c, s=sent, e=last: _fill(functools.partial(c.send, RELIABLE), s, e, size)
             )
         for event in await client_ep.receive_batch(timeout=DRAIN_TIMEOUT):
             delivered += isinstance(event, MessageDelivered)
@@ -646,7 +646,7 @@ def _memory_server_client(count: int, size: int) -> float:
     sent = received = 0
     start = time.process_time()
     while received < count:
-        sent = _fill(lambda p: client.send(RELIABLE, p), sent, count, size)
+        sent = _fill(functools.partial(client.send, RELIABLE), sent, count, size)
         received += step()
     return (time.process_time() - start) / count * 1e6
 
