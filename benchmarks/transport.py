@@ -31,9 +31,11 @@ The goals of issue 11 are printed beside the results (goal, measured, met):
   depending on what the host did meanwhile).
 
 Each throughput row is the fastest of `TRANSFER_RUNS` transfers of its stack (wire bytes from
-that same transfer): ENet's 100 B rate on this VM is bimodal between runs of one command (about
-320 000 or 550 000 messages/s, its own throttle settling one way or the other), and a ratio
-against its slow mode would flatter lagless.
+that same transfer), and the two stacks' transfers alternate, round by round: ENet's 100 B rate
+on this VM measured 304 000-550 000 messages/s between runs of this command while it held
+500 000-550 000 in a process of its own, so a single ENet transfer, or ENet's transfers all run
+after lagless's, could meet the host in a slow moment and flatter lagless (0.51-0.66x in such
+runs, 0.37-0.39x against ENet at its best).
 
 Like an application started with `lagless.io.run`, the command first moves the objects of its
 imports into the garbage collector's permanent generation (``gc.freeze()``); ``run()`` called
@@ -698,16 +700,27 @@ def _stack_rows(
 
 async def _lagless_all(
     config: ConnectionConfig, sizes: Sizes
-) -> tuple[Transfer, Transfer, Transfer, list[float], list[float]]:
-    """lagless's transfers and trickle, then its ping-pong and raw UDP's in alternate rounds."""
+) -> tuple[list[Transfer], list[Transfer], Transfer, list[float], list[float]]:
+    """The throughput transfers of both stacks in alternate rounds, lagless's trickle, then its
+    ping-pong and raw UDP's in alternate rounds.
+
+    Returns:
+        ``(fastest small, fastest large)`` per stack as ``[lagless, ENet]`` lists, then lagless's
+        trickle, its round trips and raw UDP's.
+    """
     async with _lagless_pair(config) as pair:
         await _lagless_warm_up(*pair)
-        smalls: list[Transfer] = []
-        larges: list[Transfer] = []
+        smalls: tuple[list[Transfer], list[Transfer]] = ([], [])
+        larges: tuple[list[Transfer], list[Transfer]] = ([], [])
         for _ in range(TRANSFER_RUNS):
-            smalls.append(await _lagless_transfer(pair, sizes.small, 100))
-            larges.append(await _lagless_transfer(pair, sizes.large, 1000))
-        small, large = _fastest(smalls), _fastest(larges)
+            # ENet's transfers block this loop for a few tens of milliseconds; the lagless pair
+            # only idles meanwhile (its keep-alives and clock sync are a second apart)
+            smalls[0].append(await _lagless_transfer(pair, sizes.small, 100))
+            smalls[1].append(_enet_transfer(sizes.small, 100))
+            larges[0].append(await _lagless_transfer(pair, sizes.large, 1000))
+            larges[1].append(_enet_transfer(sizes.large, 1000))
+        small = [_fastest(runs) for runs in smalls]
+        large = [_fastest(runs) for runs in larges]
         trickle = await _lagless_trickle(pair, sizes.trickle_seconds)
         rtts: list[float] = []
         raw: list[float] = []
@@ -756,15 +769,18 @@ def run(quick: bool = False, *, sizes: Sizes | None = None) -> list[Row]:
                 ),
             )
         )
-    _progress("lagless over loopback (throughput, 60 Hz trickle), ping-pongs with raw UDP")
+    _progress(
+        "throughput of lagless and ENet in alternate rounds, lagless's 60 Hz trickle, "
+        "ping-pongs with raw UDP"
+    )
     small, large, trickle, rtts, raw = asyncio.run(_lagless_all(ConnectionConfig(), chosen))
-    rows += _stack_rows(LAGLESS, small, large, trickle, rtts, chosen)
+    rows += _stack_rows(LAGLESS, small[0], large[0], trickle, rtts, chosen)
     rows += _rtt_rows(RAW_UDP, raw)
-    _progress("ENet over loopback")
+    _progress("ENet over loopback (60 Hz trickle, ping-pong)")
     rows += _stack_rows(
         ENET,
-        _fastest([_enet_transfer(chosen.small, 100) for _ in range(TRANSFER_RUNS)]),
-        _fastest([_enet_transfer(chosen.large, 1000) for _ in range(TRANSFER_RUNS)]),
+        small[1],
+        large[1],
         _enet_trickle(chosen.trickle_seconds),
         _enet_rtt(chosen.ping_seconds),
         chosen,
