@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer
+
+from lagless.cli.common import run_app
 
 STOP_WITHIN = 2.0  # seconds from the signal to the exit
 STARTUP_DELAYS = (0.4, 0.6, 0.9)  # seconds after start: the commands are still being imported
@@ -160,3 +163,19 @@ def test_a_benchmark_that_swallows_the_interrupt_is_ended_all_the_same(tmp_path:
     assert "bench stubborn: interrupted after" in err
     assert "did not stop within" in err
     assert "stubborn.py" in err  # the stack dump says where it was held
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_a_command_sets_up_gives_its_own_status(signum: signal.Signals) -> None:
+    """A signal that reaches a command before its own signal handling (the window where
+    `run_app` raises `Interrupted`) exits 128 + that signal, whatever typer makes of it
+    (typer 0.16 and later turn every KeyboardInterrupt into status 130)."""
+    app = typer.Typer()
+
+    @app.command()
+    def setting_up() -> None:
+        os.kill(os.getpid(), signum)
+        time.sleep(5)  # the handler raises Interrupted in here
+        raise AssertionError("the signal did not interrupt the command")
+
+    assert run_app(app, []) == 128 + signum

@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import NoReturn, TypeVar
+from typing import Final, NoReturn, TypeVar
 
 import typer
 from typer._click.exceptions import NoArgsIsHelpError
@@ -134,6 +134,7 @@ def run_until_signal(
     return result, caught[0] if caught else None
 
 
+SIGINT_STATUS: Final = 128 + int(signal.SIGINT)  # what typer makes of any KeyboardInterrupt
 _signalled: deque[int] = deque(maxlen=1)  # the last signal `interruptible` turned into Interrupted
 
 
@@ -242,6 +243,7 @@ def run_app(command: typer.Typer, args: list[str] | None = None) -> int:
         0 on success, 2 on a user error, 128 + N when signal N stopped the command, or the status
         the command chose.
     """
+    _signalled.clear()
     try:
         with interruptible():
             status = command(args=args, prog_name="lagless", standalone_mode=False)
@@ -265,7 +267,13 @@ def run_app(command: typer.Typer, args: list[str] | None = None) -> int:
         return 128 + exc.signum
     except KeyboardInterrupt:
         return _signal_status()
-    return status if isinstance(status, int) else 0
+    if not isinstance(status, int):
+        return 0
+    if status == SIGINT_STATUS and _signalled:
+        # typer 0.16 and later turn a KeyboardInterrupt (our Interrupted, SIGTERM included)
+        # into Exit(130), which click hands back as the status: say which signal it was
+        return _signal_status()
+    return status
 
 
 def _signal_status() -> int:
