@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import hashlib
 import json
 import ssl
 import time
 import urllib.request
+from collections.abc import AsyncIterator
 from typing import Any
 
 from aioquic.asyncio.client import connect as quic_connect
@@ -139,22 +141,29 @@ class _Browser(QuicConnectionProtocol):
                 return event
 
 
+@contextlib.asynccontextmanager
+async def _browser(port: int) -> AsyncIterator[_Browser]:
+    """A `_Browser` connected to the WebTransport server on loopback ``port``."""
+    configuration = QuicConfiguration(
+        is_client=True,
+        alpn_protocols=H3_ALPN,
+        max_datagram_frame_size=65536,
+        verify_mode=ssl.CERT_NONE,
+    )
+    async with quic_connect(
+        "127.0.0.1", port, configuration=configuration, create_protocol=_Browser
+    ) as client:
+        assert isinstance(client, _Browser)
+        yield client
+
+
 def test_a_session_plays_over_stream_and_datagrams_and_bad_framing_ends_it() -> None:
     async def main() -> None:
         local = ("127.0.0.1", 0)
         async with open_web_match(local, local, bots=1, seed=1, webtransport=local) as servers:
             assert servers.webtransport is not None
             port = servers.webtransport[1]
-            configuration = QuicConfiguration(
-                is_client=True,
-                alpn_protocols=H3_ALPN,
-                max_datagram_frame_size=65536,
-                verify_mode=ssl.CERT_NONE,
-            )
-            async with quic_connect(
-                "127.0.0.1", port, configuration=configuration, create_protocol=_Browser
-            ) as client:
-                assert isinstance(client, _Browser)
+            async with _browser(port) as client:
                 wrong = client.open_session(port, "/elsewhere")
                 reply = await client.next(HeadersReceived)
                 assert (reply.stream_id, dict(reply.headers)[b":status"]) == (wrong, b"404")
@@ -226,16 +235,7 @@ def test_a_browser_that_stops_acknowledging_loses_droppable_frames_then_its_link
             path=WT_PATH,
         ) as server:
             port = server.address[1]
-            configuration = QuicConfiguration(
-                is_client=True,
-                alpn_protocols=H3_ALPN,
-                max_datagram_frame_size=65536,
-                verify_mode=ssl.CERT_NONE,
-            )
-            async with quic_connect(
-                "127.0.0.1", port, configuration=configuration, create_protocol=_Browser
-            ) as client:
-                assert isinstance(client, _Browser)
+            async with _browser(port) as client:
                 session = client.open_session(port, WT_PATH)
                 await client.next(HeadersReceived)
                 stream = client.h3.create_webtransport_stream(session)
