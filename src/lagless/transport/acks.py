@@ -554,6 +554,10 @@ class AckTracker:
         sequences[sequence & mask] = sequence
         received._values[sequence & mask] = True
         # then the ack fields
+        if ack == self._peer_ack and ack_bits == self._peer_ack_bits:
+            # the fields of the last header taken (a bulk sender's peer often repeats them):
+            # what they acknowledge was acknowledged then, and the rule (b) below ran for it
+            return
         if (ack - self._next_sequence) & 0xFFFF <= 0x8000:
             return  # a "future" ack: this side never sent that sequence (module doc)
         # Only bits the previous header did not already carry can acknowledge anything new: a
