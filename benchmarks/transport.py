@@ -714,7 +714,8 @@ async def _lagless_all(
         larges: tuple[list[Transfer], list[Transfer]] = ([], [])
         for _ in range(TRANSFER_RUNS):
             # ENet's transfers block this loop for a few tens of milliseconds; the lagless pair
-            # only idles meanwhile (its keep-alives and clock sync are a second apart)
+            # only idles meanwhile (a synced clock asks once a second, keep-alives go at 10 Hz,
+            # and a connection times out after seconds)
             smalls[0].append(await _lagless_transfer(pair, sizes.small, 100))
             smalls[1].append(_enet_transfer(sizes.small, 100))
             larges[0].append(await _lagless_transfer(pair, sizes.large, 1000))

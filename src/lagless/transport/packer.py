@@ -478,8 +478,8 @@ class MessageLayer:
         unpack = SHORT_HEAD.unpack_from
         end = len(data)
         pos = start
-        # a head of 64 or more is a fragment, has the reserved bit or names no channel: all
-        # of those go to _read_rest, which says which
+        # a head at or above the channel count is a fragment (0x80), has the reserved bit (0x40)
+        # or names no channel: _read_rest takes it and says which
         while pos + 4 <= end:
             head, message_id, length = unpack(data, pos)
             if head >= channels:
