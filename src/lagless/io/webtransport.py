@@ -59,7 +59,7 @@ from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated, QuicEvent
 
 from lagless._types import Address
-from lagless.io.websocket import DROP_BACKLOG, LinkHandler
+from lagless.io.websocket import CLOSE_POLICY, DROP_BACKLOG, LinkHandler
 
 __all__ = [
     "IDLE_TIMEOUT",
@@ -75,7 +75,6 @@ IDLE_TIMEOUT: Final = 10.0  # s
 MAX_DATAGRAM: Final = 1100  # bytes: a frame larger than this goes on the stream
 STREAM_DROP_BACKLOG: Final = 64 * 1024  # bytes unacknowledged on the stream: droppable ones drop
 MAX_STREAM_BACKLOG: Final = 1024 * 1024  # bytes unacknowledged on the stream: the link closes
-CLOSE_POLICY: Final = 1008  # close code (as WebSocket's): the peer broke the sending policy
 _LENGTH: Final = struct.Struct("<H")
 
 _log = logging.getLogger("lagless.io")
