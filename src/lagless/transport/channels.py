@@ -261,7 +261,6 @@ class ReliableSender:
         "fragment_size",
         "has_fragments",
         "layer",
-        "left_behind",
         "limit",
         "next_id",
         "oldest",
@@ -330,8 +329,6 @@ class ReliableSender:
         self._held = 0  # messages of this channel holding a reservation
         self.has_fragments = False
         """True while a fragmented message is queued (admitted or waiting)."""
-        self.left_behind = False
-        """The last `fill_small` stopped at a due record that did not fit: one is still due."""
         self._unordered = self.config.kind is ChannelKind.RELIABLE_UNORDERED
         self._peeked: deque[tuple[Outgoing, int]] | deque[tuple[float, int, Outgoing, int]] = (
             self._fragments.unsent
@@ -407,7 +404,7 @@ class ReliableSender:
 
     def fill_small(
         self, out: bytearray, room: int, packet_seq: int, now: float
-    ) -> tuple[int, int, list[int] | None]:
+    ) -> tuple[int, int, list[int] | None, bool]:
         """Append the due unfragmented records to ``out`` while they fit in ``room`` bytes.
 
         Records whose carrier was lost or whose resend delay passed come first, in the order they
@@ -421,8 +418,10 @@ class ReliableSender:
             now: Current time (seconds).
 
         Returns:
-            ``(bytes written, records resent, ids)``: ``ids`` lists the messages written (the
-            packet's `Flight`; hand it to `acked_small` or `lost_small`), None when none was.
+            ``(bytes written, records resent, ids, left behind)``: ``ids`` lists the messages
+            written (the packet's `Flight`; hand it to `acked_small` or `lost_small`), None when
+            none was; ``left behind`` says packing stopped at a due record that did not fit, so
+            `has_pending` would say True.
         """
         flights = self._flights
         if flights and flights[0][0] + self.resend_delay <= now:
@@ -469,11 +468,10 @@ class ReliableSender:
                 written += size
                 small[message_id] = (record, packet_seq)
                 ids.append(message_id)
-        self.left_behind = full
         if not ids:
-            return 0, 0, None
+            return 0, 0, None, full
         flights.append((now, packet_seq, ids))
-        return written, resent, ids
+        return written, resent, ids, full
 
     def acked_small(self, ids: list[int]) -> None:
         """The packet of flight ``ids`` was acked: complete its messages not acked before.

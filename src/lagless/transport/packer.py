@@ -315,8 +315,8 @@ class MessageLayer:
                     self._records += 1
                 continue
             assert reliable is not None  # invariant: every lane has one sender
-            written, resent, ids = reliable.fill_small(out, room, packet_seq, now)
-            if reliable.left_behind:
+            written, resent, ids, full = reliable.fill_small(out, room, packet_seq, now)
+            if full:
                 self.left_behind = True
             if ids is not None:
                 entries[0].append((reliable, ids))
