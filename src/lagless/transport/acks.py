@@ -554,31 +554,32 @@ class AckTracker:
         sequences[sequence & mask] = sequence
         received._values[sequence & mask] = True
         # then the ack fields
-        if ack == self._peer_ack and ack_bits == self._peer_ack_bits:
-            # the fields of the last header taken (a bulk sender's peer often repeats them):
-            # what they acknowledge was acknowledged then, and the rule (b) below ran for it
-            return
         if (ack - self._next_sequence) & 0xFFFF <= 0x8000:
             return  # a "future" ack: this side never sent that sequence (module doc)
         # Only bits the previous header did not already carry can acknowledge anything new: a
-        # sequence it carried was removed from the sent buffer then (or was not in it).
+        # sequence it carried was removed from the sent buffer then (or was not in it). With the
+        # same ack that holds for the ack itself too, so it is walked only when the ack moved,
+        # and a header repeating the last one's fields (a bulk sender's peer does, until it
+        # sends again) acknowledges nothing.
         bits = ack_bits
         shift = (ack - self._peer_ack) & 0xFFFF
         if shift == 0:
             bits &= ~self._peer_ack_bits
+            if not bits:
+                return  # nothing new; rule (b) below ran for this ack when it was first taken
         elif shift <= ACK_BITS:
             bits &= ~(self._peer_ack_bits << shift | 1 << (shift - 1))
         if shift <= 0x8000:
             self._peer_ack, self._peer_ack_bits = ack, ack_bits
-        # Oldest first: the highest set bit down to bit 0, then the ack itself (shifted in as bit
-        # 0, so bit n + 1 stands for sequence ack - 1 - n).
+        # Oldest first: the highest set bit down to bit 0, then the ack itself when it moved
+        # (shifted in as bit 0, so bit n + 1 stands for sequence ack - 1 - n).
         sent_buffer = self._sent
         mask = sent_buffer._size - 1
         sequences = sent_buffer._sequences
         values = sent_buffer._values
         notes = self._notes
         sample: float | None = None
-        pending = bits << 1 | 1
+        pending = bits << 1 | (shift != 0)
         while pending:
             n = pending.bit_length() - 1
             pending ^= 1 << n
