@@ -478,8 +478,10 @@ class MessageLayer:
         unpack = SHORT_HEAD.unpack_from
         end = len(data)
         pos = start
-        # a head at or above the channel count is a fragment (0x80), has the reserved bit (0x40)
-        # or names no channel: _read_rest takes it and says which
+        # the unfragmented-record grammar of records.parse_records, inlined for the common case;
+        # anything it would reject, and anything not in order, is left to _read_rest (which
+        # parses with it), so the two cannot disagree on what is accepted. A head at or above
+        # the channel count is a fragment (0x80), has the reserved bit (0x40) or names no channel.
         while pos + 4 <= end:
             head, message_id, length = unpack(data, pos)
             if head >= channels:
