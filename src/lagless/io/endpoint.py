@@ -77,7 +77,8 @@ from typing import Final, Generic, TypeVar
 
 from lagless._types import Address, SansIO
 from lagless.errors import ConfigError, LocalProtocolError
-from lagless.io.drive import pump
+from lagless.io.drive import pump_batch
+from lagless.io.offload import DatagramWriter, drain_segments, enable_gro
 from lagless.io.udp import (
     DRAIN_BATCH,
     drain,
@@ -115,6 +116,10 @@ class EndpointStatistics:
     """Times an `AsyncEndpoint` stopped reading because its event queue was full (0 for poll)."""
     queued_events: int
     """Events waiting for the application right now."""
+    datagrams_sent: int
+    """Datagrams handed to the socket, alone or in trains."""
+    trains: int
+    """System calls that sent two datagrams or more (UDP segmentation offload, Linux only)."""
 
 
 class _Driver(Generic[T]):
@@ -123,10 +128,20 @@ class _Driver(Generic[T]):
     No method lets an exception from the object escape; see the module docstring.
     """
 
-    def __init__(self, obj: T, sock: socket.socket, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        obj: T,
+        sock: socket.socket,
+        clock: Callable[[], float],
+        *,
+        offload: bool = True,
+    ) -> None:
         self.obj = obj
         self.sock = sock
         self._clock = clock
+        # UDP segmentation offload (lagless.io.offload): trains out, runs in, where Linux has them
+        self._writer = DatagramWriter(sock, gso=None if offload else False)
+        self._drain = drain_segments if offload and enable_gro(sock) else drain
         self._name = format_hostport(self.address)
         # the batch form of next_event, when the object has one (see lagless._types.SansIO)
         self._take: Callable[[], list[object]] | None = getattr(obj, "take_events", None)
@@ -137,7 +152,6 @@ class _Driver(Generic[T]):
         self.datagrams = 0
         self.pumps = 0
         self.errors = 0
-        self.send_errors = 0
 
     @property
     def address(self) -> Address:
@@ -153,7 +167,7 @@ class _Driver(Generic[T]):
         """Feed up to ``limit`` waiting datagrams to the object without pumping; return how many."""
         before = self.datagrams
         try:
-            drain(self.sock, self._feed, limit)
+            self._drain(self.sock, self._feed, limit)
         except OSError:
             self.error("reading the socket")
         return self.datagrams - before
@@ -174,7 +188,7 @@ class _Driver(Generic[T]):
         now = self._clock()
         self.pumps += 1
         try:
-            due = pump(self.obj, now, self._send)
+            due = pump_batch(self.obj, now, self._writer.send_all)
         except Exception:
             self.error("pumping")
             self._retry = True
@@ -229,12 +243,20 @@ class _Driver(Generic[T]):
             self.error("next_timer")
             return None
 
-    def _send(self, data: bytes, addr: Address) -> None:
-        try:
-            self.sock.sendto(data, addr)
-        except OSError:
-            # UDP gives no delivery promise: a full buffer or an ICMP error is a lost datagram
-            self.send_errors += 1
+    @property
+    def send_errors(self) -> int:
+        """Datagrams the socket refused (full buffer, ICMP error): lost, as UDP allows."""
+        return self._writer.send_errors
+
+    @property
+    def datagrams_sent(self) -> int:
+        """Datagrams handed to the socket, alone or in trains."""
+        return self._writer.datagrams
+
+    @property
+    def trains(self) -> int:
+        """Trains of datagrams sent with one system call (`lagless.io.offload`)."""
+        return self._writer.trains
 
 
 class _FrontEnd(Generic[T]):
@@ -286,6 +308,8 @@ class _FrontEnd(Generic[T]):
             send_errors=driver.send_errors,
             pauses=self._pauses(),
             queued_events=len(driver.events),
+            datagrams_sent=driver.datagrams_sent,
+            trains=driver.trains,
         )
 
     def _pauses(self) -> int:
@@ -305,6 +329,8 @@ class AsyncEndpoint(_FrontEnd[T]):
             (backpressure, see the module docstring); ``None`` queues without bound.
         resume_events: the queue length at or below which reading resumes; default
             ``max_events // 4``.
+        offload: use UDP segmentation offload where Linux has it (`lagless.io.offload`):
+            runs of same-sized datagrams to one peer leave in one system call and arrive in one.
 
     Raises:
         ConfigError: ``max_events`` < 1 or ``resume_events`` outside [0, ``max_events``).
@@ -318,6 +344,7 @@ class AsyncEndpoint(_FrontEnd[T]):
         *,
         max_events: int | None = DEFAULT_MAX_EVENTS,
         resume_events: int | None = None,
+        offload: bool = True,
     ) -> None:
         if max_events is not None and max_events < 1:
             raise ConfigError(f"max_events must be >= 1 or None, got {max_events}")
@@ -330,7 +357,7 @@ class AsyncEndpoint(_FrontEnd[T]):
         self._loop = loop
         # the stock loop's time() is time.monotonic() behind a Python frame: call it directly
         clock = time.monotonic if is_stock_loop(loop) else loop.time
-        self._driver = _Driver(obj, sock, clock)
+        self._driver = _Driver(obj, sock, clock, offload=offload)
         self._timer_slack = timer_slack(loop)
         self._max_events = max_events
         self._resume_events = resume_events
@@ -702,6 +729,7 @@ def open_endpoint(
     *,
     max_events: int | None = DEFAULT_MAX_EVENTS,
     resume_events: int | None = None,
+    offload: bool = True,
 ) -> AsyncEndpoint[T]:
     """Bind a UDP socket at ``local`` and drive ``obj`` on it in the running event loop.
 
@@ -715,6 +743,7 @@ def open_endpoint(
             module docstring); ``None`` queues without bound.
         resume_events: queue length at or below which reading resumes; default a quarter of
             ``max_events``.
+        offload: use UDP segmentation offload where Linux has it (`lagless.io.offload`).
 
     Returns:
         The endpoint; use it as ``async with open_endpoint(...) as ep:``.
@@ -726,7 +755,14 @@ def open_endpoint(
     _hint_uvloop(loop)
     sock = open_udp_socket(local, field="local")
     try:
-        return AsyncEndpoint(obj, sock, loop, max_events=max_events, resume_events=resume_events)
+        return AsyncEndpoint(
+            obj,
+            sock,
+            loop,
+            max_events=max_events,
+            resume_events=resume_events,
+            offload=offload,
+        )
     except BaseException:
         sock.close()
         raise
@@ -755,6 +791,7 @@ class PollEndpoint(_FrontEnd[T]):
         local: ``"host:port"`` or ``(host, port)`` to bind; port 0 picks a free port.
         clock: monotonic clock in seconds (``time.monotonic`` by default); `wait` assumes it
             runs at the rate of real time.
+        offload: use UDP segmentation offload where Linux has it (`lagless.io.offload`).
     """
 
     def __init__(
@@ -763,9 +800,10 @@ class PollEndpoint(_FrontEnd[T]):
         local: Address | str = "127.0.0.1:0",
         *,
         clock: Callable[[], float] = time.monotonic,
+        offload: bool = True,
     ) -> None:
         sock = open_udp_socket(local, field="local")
-        self._driver = _Driver(obj, sock, clock)
+        self._driver = _Driver(obj, sock, clock, offload=offload)
         self._selector = selectors.DefaultSelector()
         self._selector.register(sock, selectors.EVENT_READ)
         self._closed = False
