@@ -13,7 +13,7 @@ it), the floor any asyncio transport pays. Its ping-pong and lagless's alternate
 raw UDP p50 of this VM ranged from 0.07 to 0.33 ms between runs.
 
 lagless runs its default configuration (what a game gets: pacing from 90 packets/s with slow
-start, ceiling 50 000 packets/s) and measures one connection once both ends report GOOD congestion
+start, ceiling 200 000 packets/s) and measures one connection once both ends report GOOD congestion
 mode. It is secure (connect token, per-packet AEAD) and driven by
 `lagless.io.endpoint.open_endpoint` on the stock asyncio loop; the application drains events in
 batches (``receive_batch``) as a game loop would. ENet has no encryption; it runs the usual game

@@ -177,7 +177,7 @@ def test_slow_start_doubles_until_the_first_loss() -> None:
         cc.on_held_back()
         t += 0.06
         cc.on_statistics(*GOOD, t)
-    assert cc.send_rate == 50_000.0  # the ceiling
+    assert cc.send_rate == 200_000.0  # the ceiling
 
 
 def test_peer_backlog_is_not_congestion() -> None:
@@ -216,7 +216,7 @@ def test_slow_start_grows_per_acked_packet() -> None:
     cc.on_acked(4, 0.0001)  # a sub-millisecond RTT counts as 1 ms
     assert cc.send_rate == pytest.approx(12090.0)
     cc.on_acked(1000, 0.001)
-    assert cc.send_rate == 50_000.0  # the ceiling
+    assert cc.send_rate == 200_000.0  # the ceiling
     cc.on_loss(T0 + 0.01, T0 + 0.02)
     assert not cc.slow_start
     rate = cc.send_rate

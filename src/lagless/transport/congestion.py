@@ -41,7 +41,7 @@ Decisions:
   `CongestionController.on_spurious_loss`). A caller with one estimate only
   (``rtt_min=None``) gets Gaffer's original rule on that estimate.
 * Slow start, then a rate-proportional increase: a fresh connection reaches the ceiling of a fast
-  path within a few round trips (from 240 to 50 000 packets/s in 8 round trips), instead of the
+  path within a few round trips (from 240 to 200 000 packets/s in 10 round trips), instead of the
   minutes an increase of 8 packets/s per round trip took. Slow start grows per acknowledged packet,
   not once per round trip: acks come in batches (every ``ack_frequency`` packets or ``ack_delay``
   after the last), and a doubling per batch-carrying round trip took 75 ms of a loopback bulk

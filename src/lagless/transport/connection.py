@@ -32,7 +32,7 @@ Decisions:
 
 * Pacing is a token bucket: tokens accrue at the congestion controller's send rate (packets per
   second; good mode starts at 90 packets/s, above a 60 Hz tick with its 10 Hz clock sync, and
-  grows by slow start and then AIMD while pacing holds a backlog back, up to 50 000 packets/s;
+  grows by slow start and then AIMD while pacing holds a backlog back, up to 200 000 packets/s;
   bad mode 15 Hz, against Gaffer on Games' 30/10 Hz, because a 256 KiB reliable message at 30 Hz
   would take 7 s) up to ``max_burst`` (at most 32) packets
   (``test_connection.py::test_bad_link_lowers_send_rate``). A payload with records or time
