@@ -1,7 +1,8 @@
 """Extension modules for ``LAGLESS_COMPILE=1`` builds (mypyc); the metadata is in pyproject.toml.
 
-The compiled modules are the transport's per-packet core. `Server` and `Client` stay interpreted
-so that applications can subclass them (an interpreted class cannot inherit a compiled one).
+The compiled modules are the transport's per-packet core, `Server` and `Client` included: those
+two are marked ``@mypyc_attr(allow_interpreted_subclasses=True)`` so that applications can still
+subclass them (an interpreted class cannot inherit any other compiled class).
 """
 
 import sys
@@ -29,6 +30,8 @@ COMPILED = [
         "packet",
         "records",
         "rtt",
+        "server",
+        "client",
     )
 ]
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 
+from mypy_extensions import mypyc_attr
+
 from lagless._types import Address
 from lagless.errors import LocalProtocolError
 from lagless.transport.connection import Connection, ConnectionConfig, ConnectionStatistics
@@ -31,6 +33,8 @@ from lagless.transport.netcode_state import NetcodeClientState
 from lagless.transport.server import mark_user_data
 
 
+# a compiled build (docs/compiled.md) compiles it too; applications may still subclass it
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Client:
     """A netcode 1.02 client whose payloads carry lagless channels, acks and clock sync.
 

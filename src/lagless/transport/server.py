@@ -49,6 +49,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Final
 
+from mypy_extensions import mypyc_attr
+
 from lagless._types import Address
 from lagless.errors import LocalProtocolError
 from lagless.transport.connection import Connection, ConnectionConfig, ConnectionStatistics
@@ -74,6 +76,8 @@ def mark_user_data(user_data: bytes = b"") -> bytes:
     return LAGLESS_MARK + user_data
 
 
+# a compiled build (docs/compiled.md) compiles it too; applications may still subclass it
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Server:
     """A netcode 1.02 server whose payloads carry lagless channels, acks and clock sync.
 
