@@ -19,6 +19,7 @@ from lagless.interest.view import normal_view
 from lagless.transport import SendQueueFull
 from lagless.transport.client import Client
 from lagless.transport.netcode_client import NetcodeClientConfig
+from tests.interest.send_spy import Send, spy_on_send
 
 from .test_server import World
 
@@ -42,14 +43,16 @@ def test_unchanged_objects_are_not_sent() -> None:
     a.poke(lambda c: c.add_object(CubeOriObj(id=5)))
     world.run(0.5)
     updates: list[int] = []
-    original = a.obj.transport.send
 
-    def spy(channel: int, payload: bytes) -> int:
-        if channel == UPDATE_CHANNEL:
-            updates.append(len(payload))
-        return original(channel, payload)
+    def spy(original: Send) -> Send:
+        def send(channel: int, payload: bytes) -> int | None:
+            if channel == UPDATE_CHANNEL:
+                updates.append(len(payload))
+            return original(channel, payload)
 
-    a.obj.transport.send = spy  # type: ignore[method-assign]
+        return send
+
+    spy_on_send(a.obj, spy)
     world.run(1.0)
     assert updates == []
     a.obj.get_object_ref(5).x = 3.0
@@ -136,14 +139,16 @@ def test_full_control_queue_raises_and_changes_nothing() -> None:
     a.poke(lambda c: c.set_view(normal_view(0.125), [5]))
     world.run(0.5)
     view = a.obj.get_view()
-    original = a.obj.transport.send
 
-    def full(channel: int, payload: bytes) -> int:
-        if channel == CONTROL_CHANNEL:  # a server that stopped acking filled the channel
-            raise SendQueueFull("channel 0 holds send_queue_limit=1024 unacked messages")
-        return original(channel, payload)
+    def full(original: Send) -> Send:
+        def send(channel: int, payload: bytes) -> int | None:
+            if channel == CONTROL_CHANNEL:  # a server that stopped acking filled the channel
+                raise SendQueueFull("channel 0 holds send_queue_limit=1024 unacked messages")
+            return original(channel, payload)
 
-    a.obj.transport.send = full  # type: ignore[method-assign]
+        return send
+
+    undo = spy_on_send(a.obj, full)
     with pytest.raises(SendQueueFull):
         a.obj.add_object(CubeOriObj(id=6))
     assert a.obj.object_ids() == [5]  # nothing changed: the call may be retried
@@ -153,11 +158,11 @@ def test_full_control_queue_raises_and_changes_nothing() -> None:
     with pytest.raises(SendQueueFull):
         a.obj.set_view(normal_view(0.5), [5])
     assert a.obj.get_view() == view
-    a.obj.transport.send = original  # type: ignore[method-assign]
+    undo()
     a.obj.add_object(CubeOriObj(id=6))  # retried once there is room
     world.run(0.5)
     assert world.server.obj.object_ids == [5, 6]
-    a.obj.transport.send = full  # type: ignore[method-assign]
+    spy_on_send(a.obj, full)
     a.obj.disconnect()  # the Leave cannot be queued: the client still leaves, counted
     assert a.obj.drops["leave_queue_full"] == 1
     assert a.obj.client_id is None

@@ -28,6 +28,7 @@ from lagless.transport.client import Client
 from lagless.transport.netcode_client import NetcodeClientConfig
 from lagless.transport.netcode_server import NetcodeServerConfig
 from lagless.transport.server import Server
+from tests.interest.send_spy import Send, spy_on_send
 
 PROTOCOL_ID = 0x5646_4334_4650_5301
 SERVER = "10.0.0.1"
@@ -296,15 +297,17 @@ def test_delta_baselines_only_from_acks() -> None:
     avatars = _circling(world, 2)
     receiver = world.clients[1]
     acks: list[bytes] = []
-    original = receiver.obj.transport.send
 
-    def swallow(channel: int, payload: bytes) -> int:  # the receiver's acks never leave
-        if channel == ACK_CHANNEL:
-            acks.append(payload)
-            return 0
-        return original(channel, payload)
+    def swallow(original: Send) -> Send:
+        def send(channel: int, payload: bytes) -> int | None:  # the receiver's acks never leave
+            if channel == ACK_CHANNEL:
+                acks.append(payload)
+                return 0
+            return original(channel, payload)
 
-    receiver.obj.transport.send = swallow  # type: ignore[method-assign]
+        return send
+
+    undo = spy_on_send(receiver.obj, swallow)
     server = world.server.obj
     state = server._baselines[server._internal(receiver.obj.client_id)]
     state.valid[:] = False
@@ -315,7 +318,7 @@ def test_delta_baselines_only_from_acks() -> None:
     assert acks
     assert not state.valid.any()  # nothing acknowledged: every send stays absolute
     assert abs(receiver.obj.get_object_ref(0).x - avatars[0].x) < 1.0
-    receiver.obj.transport.send = original  # type: ignore[method-assign]
+    undo()
     for step in range(30, 40):
         _move(avatars, step)
         world.run(0.033)
