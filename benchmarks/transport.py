@@ -16,7 +16,10 @@ lagless runs its default configuration (what a game gets: pacing from 90 packets
 start, ceiling 200 000 packets/s) and measures one connection once both ends report GOOD congestion
 mode. It is secure (connect token, per-packet AEAD) and driven by
 `lagless.io.endpoint.open_endpoint` on the stock asyncio loop; the application drains events in
-batches (``receive_batch``) as a game loop would. ENet has no encryption; it runs the usual game
+batches (``receive_batch``) as a game loop would. On Linux the endpoint sends a pump's run of
+same-sized datagrams in one system call and reads a run that arrives together in one
+(`lagless.io.offload`, UDP GSO and GRO), as it does for any application; ENet makes one
+``sendto`` and one ``recvfrom`` per datagram. ENet has no encryption; it runs the usual game
 loop of ``host.service(0)`` on both hosts in one thread (busy polling, so its RTT has no event-loop
 wake-up in it). Wire bytes are UDP payload bytes (lagless netcode statistics, ENet
 ``totalSentData``) plus 28 bytes of IPv4 + UDP header per datagram.

@@ -29,6 +29,7 @@ from lagless.io.udp import drain, open_udp_socket
 from lagless.transport import Client, ClientConnected, Connected, MessageReceived
 from tests.io.fake import Fake
 from tests.io.test_endpoint import _free_port, _server, _token
+from tests.io.test_udp import HAS_IPV6
 
 LINUX = sys.platform == "linux"
 A: Address = ("127.0.0.1", 1)
@@ -209,6 +210,24 @@ def test_trains_arrive_as_the_same_datagrams_with_and_without_gro() -> None:
     finally:
         for sock in (sender, with_gro, without_gro):
             sock.close()
+
+
+@pytest.mark.skipif(not HAS_IPV6, reason="environment limit: this machine has no ::1")
+def test_trains_over_ipv6_arrive_with_a_two_part_sender_address() -> None:
+    sender = open_udp_socket("[::1]:0")
+    receiver = open_udp_socket("[::1]:0")
+    try:
+        enable_gro(receiver)
+        to = receiver.getsockname()[:2]
+        datagrams = [(bytes([i]) * 900, to) for i in range(12)]
+        writer = DatagramWriter(sender)
+        writer.send_all(datagrams)
+        assert writer.trains == (1 if LINUX else 0)
+        source = tuple(sender.getsockname()[:2])
+        assert _receive_all(receiver, 12) == [(d, source) for d, _ in datagrams]
+    finally:
+        sender.close()
+        receiver.close()
 
 
 def test_drain_segments_stops_after_its_limit_and_reads_the_rest_later() -> None:
