@@ -1,6 +1,6 @@
 """The compiled-core build: which modules mypyc compiles, the build backend, `compiled()`.
 
-A ``LAGLESS_COMPILE=1`` wheel is too slow to build in the suite (about 80 s on 2 cores); these
+A ``LAGLESS_COMPILE=1`` wheel is too slow to build in the suite (about a minute on 2 cores); these
 tests pin what makes it possible and correct: the module list, that no interpreted class
 inherits from a compiled one (that fails at import in a compiled build), and the backend's
 choices. The suite itself passes against a compiled wheel as well (docs/compiled.md).
