@@ -94,6 +94,9 @@ def test_metrics_json_logs_and_a_graceful_sigterm(
     assert live["lagless_sent_bytes_total", ()] > MESSAGES * 2 * len("ping 0")
     assert live["lagless_received_packets_total", ()] >= MESSAGES * 2
     assert live["lagless_sent_packets_total", ()] >= MESSAGES * 2
+    # the endpoint's count of what it handed to the socket, alone or in trains of several
+    assert live["lagless_datagrams_sent_total", ()] >= live["lagless_sent_packets_total", ()]
+    assert 0 <= live["lagless_udp_trains_total", ()] <= live["lagless_datagrams_sent_total", ()]
     assert live["lagless_rtt_seconds_gcount", ()] == 2
     assert live["lagless_rtt_seconds_bucket", (("le", "1.0"),)] == 2  # loopback: well below 1 s
     assert 0 < live["lagless_rtt_seconds_gsum", ()] < 2.0

@@ -20,7 +20,8 @@ per datagram; ``lagless_sent_bytes_total + 28 * lagless_sent_packets_total`` inc
   ``lagless_received_packets_total``, ``lagless_sent_packets_total``;
 * ``lagless_dropped_packets_total{reason}`` (every netcode drop reason, zeros included),
   ``lagless_denied_total`` (requests refused because the server was full),
-  ``lagless_driver_errors_total``, ``lagless_send_errors_total`` (the endpoint's);
+  ``lagless_driver_errors_total``, ``lagless_send_errors_total``, ``lagless_datagrams_sent_total``,
+  ``lagless_udp_trains_total`` (the endpoint's);
 * game server: ``lagless_players``, ``lagless_bots``, ``lagless_ticks_total``,
   ``lagless_ticks_skipped_total``, ``lagless_tick_seconds`` (a histogram the loop observes),
   ``lagless_snapshots_total``, ``lagless_hits_total``, ``lagless_kills_total``,
@@ -166,6 +167,18 @@ def transport_families(
         )
         families.append(
             _counter("lagless_send_errors", "Datagrams the socket refused.", endpoint.send_errors)
+        )
+        families.append(
+            _counter(
+                "lagless_datagrams_sent", "Datagrams handed to the socket.", endpoint.datagrams_sent
+            )
+        )
+        families.append(
+            _counter(
+                "lagless_udp_trains",
+                "System calls that sent two datagrams or more (UDP segmentation offload).",
+                endpoint.trains,
+            )
         )
     return families
 

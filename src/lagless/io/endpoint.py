@@ -140,7 +140,7 @@ class _Driver(Generic[T]):
         self.sock = sock
         self._clock = clock
         # UDP segmentation offload (lagless.io.offload): trains out, runs in, where Linux has them
-        self._writer = DatagramWriter(sock, gso=None if offload else False)
+        self.writer = DatagramWriter(sock, gso=None if offload else False)
         self._drain = drain_segments if offload and enable_gro(sock) else drain
         self._name = format_hostport(self.address)
         # the batch form of next_event, when the object has one (see lagless._types.SansIO)
@@ -188,7 +188,7 @@ class _Driver(Generic[T]):
         now = self._clock()
         self.pumps += 1
         try:
-            due = pump_batch(self.obj, now, self._writer.send_all)
+            due = pump_batch(self.obj, now, self.writer.send_all)
         except Exception:
             self.error("pumping")
             self._retry = True
@@ -243,21 +243,6 @@ class _Driver(Generic[T]):
             self.error("next_timer")
             return None
 
-    @property
-    def send_errors(self) -> int:
-        """Datagrams the socket refused (full buffer, ICMP error): lost, as UDP allows."""
-        return self._writer.send_errors
-
-    @property
-    def datagrams_sent(self) -> int:
-        """Datagrams handed to the socket, alone or in trains."""
-        return self._writer.datagrams
-
-    @property
-    def trains(self) -> int:
-        """Trains of datagrams sent with one system call (`lagless.io.offload`)."""
-        return self._writer.trains
-
 
 class _FrontEnd(Generic[T]):
     """What both front ends offer the application: the object, its address, clock and verbs."""
@@ -305,11 +290,11 @@ class _FrontEnd(Generic[T]):
             datagrams_received=driver.datagrams,
             pumps=driver.pumps,
             errors=driver.errors,
-            send_errors=driver.send_errors,
+            send_errors=driver.writer.send_errors,
             pauses=self._pauses(),
             queued_events=len(driver.events),
-            datagrams_sent=driver.datagrams_sent,
-            trains=driver.trains,
+            datagrams_sent=driver.writer.datagrams,
+            trains=driver.writer.trains,
         )
 
     def _pauses(self) -> int:
