@@ -45,10 +45,11 @@ Decisions:
   packets instead of one per packet, the 1 ms granularity of QUIC pacers and OS timers
   (``test_connection.py::test_pacing_wakes_once_per_quantum``).
 * ``next_timer`` is cached: the deadline is recomputed once after the calls that change it
-  (receiving, timers, building payloads) and `send` only moves it earlier, so a driver may ask
-  after every pump for free. `payloads_to_send` leaves it to be recomputed by ``next_timer``,
-  after the driver has sent the payloads (on a 60 Hz echo, profiled, it was about 30 % of
-  `payloads_to_send`), and tells it when no message was left due, so it is not asked twice
+  (receiving, timers, building payloads, sending), so a driver may ask after every pump for
+  free; `send` only marks it stale, as every driver pumps after a send anyway.
+  `payloads_to_send` leaves it to be recomputed by ``next_timer``, after the driver has sent
+  the payloads (on a 60 Hz echo, profiled, it was about 30 % of `payloads_to_send`), and
+  tells it when no message was left due, so it is not asked twice
   (``test_connection.py::test_a_pump_never_leaves_a_due_deadline_with_nothing_to_send``).
 * The header acks only the newest 33 packets, so a receiver queues an ack-only payload at once
   when ``ack_frequency`` (16) ack-eliciting payloads arrived since it last sent (QUIC's ack
@@ -385,20 +386,13 @@ class Connection:
 
         Pump the object afterwards (see `lagless.io.drive.pump`).
         """
-        now = self._now
         lane = self._send_lanes.get(channel) if type(channel) is int else None
         if lane is not None and type(payload) is bytes and len(payload) <= lane[0]:
             message_id = lane[1](payload)  # what MessageLayer.send would do after its checks
         else:
-            message_id = self._messages.send(channel, payload, now)  # raises the right error
+            message_id = self._messages.send(channel, payload, self._now)  # the right error
         self._idle = False
-        timer = self._timer
-        if not self._stale and (timer is None or timer > now):  # a deadline <= now stays
-            due = self._token_time()
-            if due < now:
-                due = now
-            if timer is None or due < timer:
-                self._timer = due
+        self._stale = True  # the next next_timer() finds the send due
         return message_id
 
     @property
