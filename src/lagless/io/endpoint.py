@@ -10,6 +10,10 @@ tasks they woke: a task that answers at once (``ep.call(lambda s: s.send(...))``
 so its answer leaves one pump earlier and the deferred pump finds nothing left to do. On a 60 Hz
 ping-pong this took about 30 µs of a cold pump off each hop (``benchmarks/transport.py``).
 
+On Linux both front ends use UDP segmentation offload (`lagless.io.offload`, ``offload=True``):
+a pump's run of same-sized datagrams to one peer leaves in one ``sendmsg``, and a run that
+arrives together is read with one ``recvmsg`` and cut back into its datagrams.
+
 * `AsyncEndpoint` — ``async with open_endpoint(obj, "127.0.0.1:40000") as ep:`` then
   ``event = await ep.receive()`` or ``events = await ep.receive_batch()``;
   ``ep.call(lambda obj: obj.send(...))`` runs an application verb and pumps. One ``loop.call_at``
@@ -44,8 +48,9 @@ Policies:
       paused the kernel's receive buffer fills and then drops datagrams, so reliable channels
       resend them later and nothing the object already accepted is lost; timers keep running, so
       keep-alives, resends and timeouts go on. A wake-up reads no more datagrams than there is
-      room for, but one datagram can yield several events and timers and the application's own
-      calls still queue theirs, so the bound is soft by that much
+      room for (one read of a run of datagrams, `lagless.io.offload`, may bring up to 63 more),
+      but one datagram can yield several events and timers and the application's own calls
+      still queue theirs, so the bound is soft by that much
       (``test_endpoint_robustness.py::test_full_queue_pauses_reading_and_loses_nothing``). An
       application that never reads events must pass ``max_events=None`` (unbounded).
     * **No exception stops the driver.** An exception from the object (``receive_datagram``,
