@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from lagless.transport.config import ChannelConfig, ChannelKind, MessageLayerConfig
 from lagless.transport.fragment import Fragmenter, Reassembler
 from lagless.transport.message_errors import MessageDropReason, MessageViolation, SendQueueFull
-from lagless.transport.records import LONG_HEAD, SHORT_HEAD
+from lagless.transport.records import SHORT_HEAD, small_record
 from lagless.wire.seq import seq_diff, seq_greater
 
 __all__ = [
@@ -366,12 +366,11 @@ class ReliableSender:
         self.sent += 1
         size = len(payload)
         if size <= self.fragment_size:
-            # small_record, inline (a fragment is below 16384 bytes: two length bytes at most)
             record = (
-                SHORT_HEAD.pack(self.channel, message_id, size)
+                SHORT_HEAD.pack(self.channel, message_id, size) + payload  # small_record, inline
                 if size < 0x80
-                else LONG_HEAD.pack(self.channel, message_id, (size & 0x7F) | 0x80, size >> 7)
-            ) + payload
+                else small_record(self.channel, message_id, payload)
+            )
             self._small[message_id] = (record, -1)
             self._fresh.append(message_id)
             return message_id

@@ -33,7 +33,6 @@ from lagless.wire.errors import DecodeError
 __all__ = [
     "CHANNEL_MASK",
     "FRAGMENT_FLAG",
-    "LONG_HEAD",
     "RESERVED_BIT",
     "SHORT_HEAD",
     "ParsedRecord",
@@ -49,8 +48,7 @@ _HEAD: Final = struct.Struct(">BH")
 _FRAG: Final = struct.Struct(">BB")
 SHORT_HEAD: Final = struct.Struct(">BHB")
 """Head, id and one-byte length of an unfragmented record of below 128 bytes of data."""
-LONG_HEAD: Final = struct.Struct(">BHBB")
-"""Head, id and two-byte length of an unfragmented record of 128 to 16383 bytes of data."""
+_LONG: Final = struct.Struct(">BHBB")  # head, id, two-byte length
 FRAGMENT_FLAG: Final = 0x80
 RESERVED_BIT: Final = 0x40
 CHANNEL_MASK: Final = 0x3F
@@ -103,7 +101,7 @@ def small_record(channel: int, message_id: int, data: bytes) -> bytes:
     n = len(data)
     if n < 0x80:
         return SHORT_HEAD.pack(channel, message_id, n) + data
-    return LONG_HEAD.pack(channel, message_id, (n & 0x7F) | 0x80, n >> 7) + data
+    return _LONG.pack(channel, message_id, (n & 0x7F) | 0x80, n >> 7) + data
 
 
 def encode_record(
