@@ -37,6 +37,7 @@ from lagless.interest.client import VfcClient
 from lagless.interest.control import CONTROL_CHANNEL, ChangeClientId, Leave, encode_control
 from lagless.interest.records import CubeOriObj
 from lagless.io.endpoint import AsyncEndpoint, open_endpoint
+from lagless.io.offload import DatagramWriter
 from lagless.transport import (
     ChannelConfig,
     Client,
@@ -558,6 +559,17 @@ def garbage(rng: random.Random, samples: list[bytes]) -> bytes:
     return sample  # replayed intact
 
 
+def garbage_train(
+    rng: random.Random, samples: list[bytes], target: Address
+) -> list[tuple[bytes, Address]]:
+    """2 to 32 hostile datagrams of one size (the last may be shorter): one offload train."""
+    size = rng.randrange(1, 1300)
+    train = [(garbage(rng, samples).ljust(size, b"\0")[:size], target) for _ in range(31)]
+    train = train[: rng.randrange(1, 32)]
+    train.append((rng.randbytes(rng.randrange(1, size + 1)), target))
+    return train
+
+
 async def spray(
     target: Address,
     rng: random.Random,
@@ -567,19 +579,27 @@ async def spray(
     seconds: float,
     sockets: int = 8,
 ) -> int:
-    """Send ``count`` hostile datagrams over ``seconds`` from ``sockets`` sockets; return sent."""
+    """Send ``count`` hostile datagrams over ``seconds`` from ``sockets`` sockets; return sent.
+
+    Every third frame also sends a train of them in one system call (`lagless.io.offload`), so a
+    server that reads runs of datagrams at once (UDP GRO) gets hostile runs too.
+    """
     sender = RawSender()
     sender.open(sockets)
+    trains = DatagramWriter(sender.sockets[0])
     try:
         batches = max(1, int(seconds / FRAME))
         per_batch = max(1, count // batches)
-        for _ in range(batches):
+        for batch in range(batches):
             for _ in range(per_batch):
                 sender.send(garbage(rng, samples), target, rng)
+            if batch % 3 == 0:
+                trains.send_all(garbage_train(rng, samples, target))
             await asyncio.sleep(FRAME)
     finally:
         sender.close()
-    return sender.sent
+    assert trains.trains > 0 or not trains.gso  # invariant: Linux sent its trains whole
+    return sender.sent + trains.datagrams
 
 
 async def half_open(target: Target, rng: random.Random, *, count: int, seconds: float) -> None:
