@@ -1,4 +1,8 @@
-"""Extension modules for ``LAGLESS_COMPILE=1`` builds (mypyc); the metadata is in pyproject.toml.
+"""Extension modules of a compiled build (mypyc); the metadata is in pyproject.toml.
+
+Wheels are compiled unless ``LAGLESS_COMPILE=0``; editable installs never are, and a wheel whose
+compiled build fails is built again as pure Python (the build backend, ``_build/lagless_build.py``,
+decides: docs/compiled.md).
 
 The compiled modules are the transport's per-packet core, `Server` and `Client` included: those
 two are marked ``@mypyc_attr(allow_interpreted_subclasses=True)`` so that applications can still

@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from lagless.cli import bench
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -44,3 +48,30 @@ def test_help_before_a_name_is_the_commands_own() -> None:
     done = _lagless("bench", "--help")
     assert done.returncode == 0, done.stderr
     assert "Usage: lagless bench" in done.stdout
+
+
+def test_a_package_installed_as_a_wheel_runs_the_benchmarks_of_the_current_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    site = tmp_path / "site-packages" / "lagless" / "cli"
+    site.mkdir(parents=True)
+    checkout = tmp_path / "checkout"
+    (checkout / "benchmarks").mkdir(parents=True)
+    (checkout / "benchmarks" / "wire.py").write_text("")
+    monkeypatch.setattr(bench, "__file__", str(site / "bench.py"))
+    monkeypatch.chdir(tmp_path)
+    assert bench.available() == []  # neither beside the package nor here
+    monkeypatch.chdir(checkout)
+    assert bench.benchmarks_dir() == checkout / "benchmarks"
+    assert bench.available() == ["wire"]
+
+
+def test_the_checkout_the_package_runs_from_comes_before_the_current_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "benchmarks").mkdir()
+    monkeypatch.chdir(tmp_path)
+    if (Path(bench.__file__).resolve().parents[3] / "benchmarks").is_dir():
+        assert bench.benchmarks_dir() == ROOT / "benchmarks"
+    else:  # the suite runs against a wheel install: only the current directory has them
+        assert bench.benchmarks_dir() == tmp_path / "benchmarks"

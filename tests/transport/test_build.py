@@ -127,7 +127,7 @@ def test_compiled_reports_where_the_core_was_loaded_from() -> None:
     assert build.core() == ("python" if from_source else "mypyc")
 
 
-def test_backend_asks_for_mypy_and_the_dependencies_only_when_compiling(
+def test_backend_asks_for_mypy_and_the_dependencies_unless_told_not_to_compile(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     backend = _backend()
@@ -138,9 +138,9 @@ def test_backend_asks_for_mypy_and_the_dependencies_only_when_compiling(
     wanted = backend.get_requires_for_build_wheel()
     assert wanted[0].startswith("mypy")
     assert any(w.startswith("cryptography") for w in wanted)
+    monkeypatch.delenv("LAGLESS_COMPILE")  # the default: compile if the machine can
+    assert backend.get_requires_for_build_wheel() == wanted
     monkeypatch.setenv("LAGLESS_COMPILE", "0")
-    assert backend.get_requires_for_build_wheel() == own
-    monkeypatch.delenv("LAGLESS_COMPILE")
     assert backend.get_requires_for_build_wheel() == own
 
 
@@ -158,4 +158,102 @@ def test_backend_builds_editable_installs_from_source(
     )
     assert backend.build_editable(str(tmp_path)) == "x.whl"
     assert seen == ["0"]
+    assert backend.os.environ["LAGLESS_COMPILE"] == "1"  # put back for the caller
     assert backend.get_requires_for_build_editable() == []
+
+
+def _recording_wheel_build(
+    backend: ModuleType, monkeypatch: pytest.MonkeyPatch, fail: BaseException | None
+) -> list[str | None]:
+    """Replace setuptools' ``build_wheel``: record ``LAGLESS_COMPILE`` at each call; the
+    compiled attempt (any mode but 0) raises ``fail`` when given."""
+    seen: list[str | None] = []
+
+    def build(*args: object) -> str:
+        mode = backend.os.environ.get("LAGLESS_COMPILE")
+        seen.append(mode)
+        if fail is not None and mode != "0":
+            raise fail
+        return "lagless.whl"
+
+    monkeypatch.setattr(backend._setuptools, "build_wheel", build)
+    return seen
+
+
+def test_backend_compiles_wheels_by_default(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    backend = _backend()
+    monkeypatch.delenv("LAGLESS_COMPILE", raising=False)
+    monkeypatch.setattr(backend, "missing_toolchain", lambda: None)
+    seen = _recording_wheel_build(backend, monkeypatch, fail=None)
+    assert backend.build_wheel(str(tmp_path)) == "lagless.whl"
+    assert seen == [None]  # setup.py's compile_requested() is True in this mode
+    assert backend.compile_requested()
+
+
+@pytest.mark.parametrize(
+    "failure", [SystemExit("error: command 'gcc' failed"), RuntimeError("mypyc broke")]
+)
+def test_backend_falls_back_to_pure_python_when_the_compiled_build_fails(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    failure: BaseException,
+) -> None:
+    backend = _backend()
+    monkeypatch.delenv("LAGLESS_COMPILE", raising=False)
+    monkeypatch.setattr(backend, "missing_toolchain", lambda: None)
+    monkeypatch.chdir(tmp_path)
+    leftover = tmp_path / "build" / "lib.linux-x86_64-cpython-311"
+    leftover.mkdir(parents=True)
+    seen = _recording_wheel_build(backend, monkeypatch, fail=failure)
+    assert backend.build_wheel(str(tmp_path)) == "lagless.whl"
+    assert seen == [None, "0"]
+    assert not leftover.exists()  # no half-built extension can reach the pure wheel
+    assert "LAGLESS_COMPILE" not in backend.os.environ
+    err = capsys.readouterr().err
+    assert "pure-Python core" in err
+    assert str(failure) in err
+
+
+def test_backend_builds_pure_python_without_trying_when_the_toolchain_is_missing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    backend = _backend()
+    monkeypatch.delenv("LAGLESS_COMPILE", raising=False)
+    monkeypatch.setenv("CC", "no-such-compiler-here")
+    assert "no C compiler" in (backend.missing_toolchain() or "")
+    seen = _recording_wheel_build(backend, monkeypatch, fail=SystemExit(1))
+    assert backend.build_wheel(str(tmp_path)) == "lagless.whl"
+    assert seen == ["0"]
+    assert "no-such-compiler-here" in capsys.readouterr().err
+
+
+def test_backend_fails_instead_of_falling_back_when_compiling_is_required(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    backend = _backend()
+    monkeypatch.setenv("LAGLESS_COMPILE", "1")
+    seen = _recording_wheel_build(backend, monkeypatch, fail=SystemExit("compiler failed"))
+    with pytest.raises(SystemExit, match="compiler failed"):
+        backend.build_wheel(str(tmp_path))
+    assert seen == ["1"]
+    monkeypatch.setenv("LAGLESS_COMPILE", "0")
+    assert backend.build_wheel(str(tmp_path)) == "lagless.whl"
+    assert seen == ["1", "0"]
+
+
+def test_backend_reads_the_wheel_metadata_without_compiling(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    backend = _backend()
+    monkeypatch.delenv("LAGLESS_COMPILE", raising=False)
+    seen: list[str | None] = []
+    monkeypatch.setattr(
+        backend._setuptools,
+        "prepare_metadata_for_build_wheel",
+        lambda *args: seen.append(backend.os.environ.get("LAGLESS_COMPILE")) or "meta",
+    )
+    assert backend.prepare_metadata_for_build_wheel(str(tmp_path)) == "meta"
+    assert seen == ["0"]

@@ -2,7 +2,8 @@
 
 The benchmarks live beside the package in a source checkout (they import competitors such as
 msgpack that the library itself does not need), so this command finds them relative to the
-installed package and runs one by name. Arguments after the name go to the benchmark
+installed package (or, for a package installed as a wheel, in the current directory) and runs
+one by name. Arguments after the name go to the benchmark
 (``lagless bench server --quick --json``). The first SIGINT or SIGTERM ends a benchmark with exit
 status 130 or 143 and one line on stderr, without a traceback or asyncio's complaints about the
 tasks it interrupted. While a benchmark runs, stderr shows a progress line: refreshed every second
@@ -43,8 +44,18 @@ HELP: frozenset[str] = frozenset({"--help", "-h"})  # our help; after a name, th
 
 
 def benchmarks_dir() -> Path:
-    """Return the ``benchmarks/`` folder of the source checkout this package was installed from."""
-    return Path(__file__).resolve().parents[3] / "benchmarks"
+    """Return the ``benchmarks/`` folder to run from, that of a source checkout.
+
+    The checkout this package runs from (an editable install) comes first; a package installed
+    as a wheel (``pip install .``, which compiles the transport core) is not in one, so then
+    the ``benchmarks/`` of the current directory, as when the command is run in the checkout it
+    was installed from. When neither exists the first is returned (and lists nothing).
+    """
+    beside = Path(__file__).resolve().parents[3] / "benchmarks"
+    here = Path.cwd() / "benchmarks"
+    if not beside.is_dir() and here.is_dir():
+        return here
+    return beside
 
 
 def available() -> list[str]:
@@ -73,7 +84,7 @@ def bench(
             typer.echo(entry)
         return
     if name not in names:
-        shown = names or "(none: benchmarks/ ships with a source checkout)"
+        shown = names or "(none: run it in a source checkout, where benchmarks/ is)"
         raise ConfigError(f"benchmark must be one of {shown}, got {name!r}")
     path = benchmarks_dir() / f"{name}.py"
     sys.argv = [str(path), *ctx.args]

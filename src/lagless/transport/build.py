@@ -1,8 +1,9 @@
 """How this installation runs the transport's per-packet core: compiled or from source.
 
-A ``LAGLESS_COMPILE=1`` wheel build compiles the core (the modules listed in ``setup.py``:
-acks, channels, connection, packer, the netcode endpoints, ...) with mypyc from the same Python
-sources; every other install, editable ones included, runs them as Python. Behaviour is the same
+A wheel build (``pip install .``) compiles the core (the modules listed in ``setup.py``: acks,
+channels, connection, packer, the netcode endpoints, ...) with mypyc from the same Python sources
+where the machine has a C compiler and the Python headers; editable installs, ``LAGLESS_COMPILE=0``
+builds and wheels whose compiled build failed run them as Python. Behaviour is the same
 either way, except that compiled code checks argument types at call time and raises `TypeError`
 for a wrong one (docs/compiled.md).
 """
