@@ -129,7 +129,7 @@ import logging
 import math
 import struct
 from collections import Counter, deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -160,6 +160,7 @@ from lagless.transport.rtt import BandwidthMeter, LossEstimator, RttEstimator
 
 logger = logging.getLogger("lagless.transport")
 _new = tuple.__new__  # builds an event from its fields without a Python frame (events.py)
+
 
 MAX_PAYLOAD: Final = 1200  # bytes; netcode 1.02 payload limit (DESIGN.md "Transport defaults")
 FLAG_TIME_REQUEST: Final = 0x01
@@ -756,8 +757,11 @@ class Connection:
         delivered = messages.delivered
         if delivered:
             if self.config.delivery_events:
-                head = (self.client_index, self.connection_id)
-                self._events += [_new(MessageDelivered, head + entry) for entry in delivered]
+                # the entries as plain objects, as in _take_ready
+                done: Iterable[tuple[object, ...]] = delivered
+                head: tuple[object, ...] = (self.client_index, self.connection_id)
+                new = _new
+                self._events += [new(MessageDelivered, head + entry) for entry in done]
             delivered.clear()
         ready = messages.ready
         if ready:
@@ -765,8 +769,13 @@ class Connection:
 
     def _take_ready(self, ready: deque[tuple[int, int, bytes]]) -> None:
         """Turn the message layer's delivered messages into `MessageReceived` events."""
-        head = (self.client_index, self.connection_id)
-        self._events += [_new(MessageReceived, head + entry) for entry in ready]
+        # The entries are taken as plain objects: typed as they are (tuple[int, int, bytes]), a
+        # compiled build would unbox every entry's integers into a C struct and box them again
+        # to build the event (mypyc's native tuples), and look the two globals up per entry.
+        entries: Iterable[tuple[object, ...]] = ready
+        head: tuple[object, ...] = (self.client_index, self.connection_id)
+        new = _new
+        self._events += [new(MessageReceived, head + entry) for entry in entries]
         ready.clear()
 
     def _on_outcomes(self, outcomes: list[Outcome], now: float) -> None:

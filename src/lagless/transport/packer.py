@@ -478,6 +478,11 @@ class MessageLayer:
         unpack = SHORT_HEAD.unpack_from
         end = len(data)
         pos = start
+        # typed, so that a compiled build compares and indexes with machine integers instead of
+        # the objects unpack_from returns (and reads the receiver's fields directly)
+        head: int
+        message_id: int
+        length: int
         # the unfragmented-record grammar of records.parse_records, inlined for the common case;
         # anything it would reject, and anything not in order, is left to _read_rest (which
         # parses with it), so the two cannot disagree on what is accepted. A head at or above
