@@ -33,6 +33,7 @@ COMPILED = [
         "packer",
         "packet",
         "records",
+        "replay",
         "rtt",
         "server",
         "client",

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from lagless.transport.config import ChannelConfig, ChannelKind, MessageLayerConfig
 from lagless.transport.fragment import Fragmenter, Reassembler
 from lagless.transport.message_errors import MessageDropReason, MessageViolation, SendQueueFull
-from lagless.transport.records import SHORT_HEAD, small_record
+from lagless.transport.records import SHORT_PACK, small_record
 from lagless.wire.seq import seq_diff, seq_greater
 
 __all__ = [
@@ -367,7 +367,7 @@ class ReliableSender:
         size = len(payload)
         if size <= self.fragment_size:
             record = (
-                SHORT_HEAD.pack(self.channel, message_id, size) + payload  # small_record, inline
+                SHORT_PACK(self.channel, message_id, size) + payload  # small_record, inline
                 if size < 0x80
                 else small_record(self.channel, message_id, payload)
             )

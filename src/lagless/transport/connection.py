@@ -168,6 +168,8 @@ FLAG_TIME_RESPONSE: Final = 0x02
 _FLAGS: Final = struct.Struct("<B")
 _U16: Final = struct.Struct("<H")
 _HEAD: Final = struct.Struct("<HHIB")  # the ack header (acks.py) and the flags byte
+_HEAD_PACK: Final = _HEAD.pack  # bound once (records.SHORT_PACK says why)
+_HEAD_UNPACK: Final = _HEAD.unpack_from
 OVERHEAD: Final = ACK_HEADER_SIZE + _FLAGS.size  # bytes before any time message or record
 FLAG_ACK_DELAY: Final = 0x04
 ACK_DELAY_SIZE: Final = 2  # bytes of the ack-delay field
@@ -457,7 +459,11 @@ class Connection:
         if len(data) <= OVERHEAD - 1:
             self._dropped[PayloadDropReason.MALFORMED] += 1
             return
-        sequence, ack, ack_bits, flags = _HEAD.unpack_from(data)
+        sequence: int
+        ack: int
+        ack_bits: int
+        flags: int  # typed: a compiled build then works on machine integers
+        sequence, ack, ack_bits, flags = _HEAD_UNPACK(data)
         status = self._acks.status(sequence)
         if status:
             reason = PayloadDropReason.DUPLICATE if status == 1 else PayloadDropReason.STALE
@@ -740,7 +746,7 @@ class Connection:
         self._ack_due = None
         self._unacked = 0
         self._sent += 1
-        return _HEAD.pack(sequence, ack, ack_bits, flags) + rest
+        return _HEAD_PACK(sequence, ack, ack_bits, flags) + rest
 
     def _collect(self, now: float) -> None:
         """Turn ack outcomes into message-layer updates, estimates and events."""

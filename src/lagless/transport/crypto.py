@@ -28,6 +28,7 @@ from lagless.errors import LocalProtocolError
 from lagless.transport.constants import CONNECT_TOKEN_NONCE_BYTES, KEY_BYTES, VERSION_INFO
 
 _NONCE: Final = struct.Struct("<4xQ")
+_NONCE_PACK: Final = _NONCE.pack  # bound once: the payload hot path (records.SHORT_PACK)
 NONCE_PAD: Final = bytes(4)
 """The 4 zero bytes in front of the uint64 LE sequence in a packet nonce."""
 _PACKET_AD: Final = struct.Struct("<13sQB")
@@ -98,7 +99,7 @@ class PacketCipher:
         Returns:
             Ciphertext (same length as ``plaintext``) followed by the 16-byte tag.
         """
-        return self.aead.encrypt(_NONCE.pack(sequence), plaintext, associated_data)
+        return self.aead.encrypt(_NONCE_PACK(sequence), plaintext, associated_data)
 
     def decrypt(
         self, sequence: int, ciphertext: bytes, associated_data: bytes | None
@@ -114,7 +115,7 @@ class PacketCipher:
             The plaintext, or ``None`` when the tag does not verify.
         """
         try:
-            return self.aead.decrypt(_NONCE.pack(sequence), ciphertext, associated_data)
+            return self.aead.decrypt(_NONCE_PACK(sequence), ciphertext, associated_data)
         except InvalidTag:
             return None
 

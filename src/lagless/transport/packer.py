@@ -185,6 +185,13 @@ class MessageLayer:
             r if isinstance(r, ReliableReceiver) and r.ordered else None for r in self._receivers
         ]
         self._max_count = [-(-limit // cfg.fragment_size) for limit in self._limits]
+        # the settings write_packet reads per packet, copied: ``config`` is frozen, and a compiled
+        # build reads its own fields directly but a dataclass's through a lookup
+        self._budget = cfg.packet_budget
+        self._least_budget = cfg.fragment_size + MAX_RECORD_OVERHEAD
+        self._fragment_share = cfg.fragment_share
+        self._history = cfg.sent_packet_history
+        self._channel_count = len(cfg.channels)
         self._sent: dict[int, _Carried] = {}
         self.left_behind = False
         """The last `write_packet` left a due unfragmented record out for want of room, so
@@ -250,17 +257,14 @@ class MessageLayer:
         Raises:
             LocalProtocolError: ``budget`` smaller than one full fragment record.
         """
-        cfg = self.config
-        budget = cfg.packet_budget if budget is None else budget
-        if budget < cfg.fragment_size + MAX_RECORD_OVERHEAD:
-            raise LocalProtocolError(
-                f"budget must be >= {cfg.fragment_size + MAX_RECORD_OVERHEAD} bytes, got {budget}"
-            )
+        budget = self._budget if budget is None else budget
+        if budget < self._least_budget:
+            raise LocalProtocolError(f"budget must be >= {self._least_budget} bytes, got {budget}")
         if packet_seq in self._sent:
             self._forget(packet_seq)
         out = bytearray()
         entries: _Carried = ([], [])
-        used = [0] * len(cfg.channels)
+        used = [0] * self._channel_count
         self.left_behind = False
         if not self._reserve[1]:
             self._write_small(out, entries, used, budget, packet_seq, now)
@@ -273,10 +277,10 @@ class MessageLayer:
             self._write_fragments(out, entries, used, budget, packet_seq, now)
         if not out:
             return None
-        self._credit = min(1.0, self._credit + cfg.fragment_share)
+        self._credit = min(1.0, self._credit + self._fragment_share)
         if entries[0] or entries[1]:
             self._sent[packet_seq] = entries
-            if len(self._sent) > cfg.sent_packet_history:
+            if len(self._sent) > self._history:
                 self._forget(next(iter(self._sent)))
         self._packets += 1
         self._bytes += len(out)

@@ -55,6 +55,8 @@ from lagless.transport.token import (
 _REQUEST_HEAD: Final = struct.Struct("<B13sQQ24s")
 _INSECURE_REQUEST_HEAD: Final = struct.Struct("<B13sQQi256s")
 _U64: Final = struct.Struct("<Q")
+_U64_PACK: Final = _U64.pack  # bound once for the payload hot path (records.SHORT_PACK)
+_FROM_BYTES: Final = int.from_bytes
 _KEEP_ALIVE: Final = struct.Struct("<II")
 _U64_LIMIT: Final = 1 << 64
 
@@ -480,7 +482,7 @@ def read_payload_packet(
     body_size = len(data) - 1 - count - (0 if cipher is None else MAC_BYTES)
     if not count or not 1 <= body_size <= MAX_PAYLOAD_BYTES:
         return None
-    sequence = int.from_bytes(data[1 : 1 + count], "little")
+    sequence: int = _FROM_BYTES(data[1 : 1 + count], "little")
     # ReplayWindow.already_received, inline (spec §7)
     most_recent = replay.most_recent
     if most_recent >= REPLAY_BUFFER_SIZE and sequence <= most_recent - REPLAY_BUFFER_SIZE:
@@ -495,7 +497,7 @@ def read_payload_packet(
     else:
         try:
             body = cipher.aead.decrypt(
-                NONCE_PAD + _U64.pack(sequence), data[1 + count :], associated[count]
+                NONCE_PAD + _U64_PACK(sequence), data[1 + count :], associated[count]
             )
         except InvalidTag:
             return DropReason.DECRYPT_FAILED

@@ -49,6 +49,10 @@ _FRAG: Final = struct.Struct(">BB")
 SHORT_HEAD: Final = struct.Struct(">BHB")
 """Head, id and one-byte length of an unfragmented record of below 128 bytes of data."""
 _LONG: Final = struct.Struct(">BHBB")  # head, id, two-byte length
+# the hot packers, bound once: a compiled build calls a bound method directly, where
+# ``SHORT_HEAD.pack(...)`` looks the method up on every call
+SHORT_PACK: Final = SHORT_HEAD.pack
+_LONG_PACK: Final = _LONG.pack
 FRAGMENT_FLAG: Final = 0x80
 RESERVED_BIT: Final = 0x40
 CHANNEL_MASK: Final = 0x3F
@@ -100,8 +104,8 @@ def small_record(channel: int, message_id: int, data: bytes) -> bytes:
     """
     n = len(data)
     if n < 0x80:
-        return SHORT_HEAD.pack(channel, message_id, n) + data
-    return _LONG.pack(channel, message_id, (n & 0x7F) | 0x80, n >> 7) + data
+        return SHORT_PACK(channel, message_id, n) + data
+    return _LONG_PACK(channel, message_id, (n & 0x7F) | 0x80, n >> 7) + data
 
 
 def encode_record(
