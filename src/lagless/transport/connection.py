@@ -161,7 +161,6 @@ from lagless.transport.rtt import BandwidthMeter, LossEstimator, RttEstimator
 logger = logging.getLogger("lagless.transport")
 _new = tuple.__new__  # builds an event from its fields without a Python frame (events.py)
 
-
 MAX_PAYLOAD: Final = 1200  # bytes; netcode 1.02 payload limit (DESIGN.md "Transport defaults")
 FLAG_TIME_REQUEST: Final = 0x01
 FLAG_TIME_RESPONSE: Final = 0x02
