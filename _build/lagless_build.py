@@ -73,10 +73,11 @@ def missing_toolchain() -> str | None:
 
 
 def get_requires_for_build_wheel(config_settings: dict[str, Any] | None = None) -> list[str]:
-    """setuptools' requirements; unless ``LAGLESS_COMPILE=0``, mypy and the project's own
+    """setuptools' requirements; for a build that will compile, mypy and the project's own
     dependencies instead (mypyc type-checks the compiled modules against them; setuptools' list
-    would come from running ``setup.py``, which needs mypyc installed already)."""
-    if compile_requested():
+    would come from running ``setup.py``, which needs mypyc installed already). A default build
+    on a machine without a toolchain will not compile, so it does not fetch mypy."""
+    if compile_mode() == "on" or (compile_mode() == "auto" and missing_toolchain() is None):
         with open("pyproject.toml", "rb") as file:
             dependencies: list[str] = tomllib.load(file)["project"]["dependencies"]
         return [MYPYC, *dependencies]
@@ -101,16 +102,17 @@ def build_wheel(
     mode = compile_mode()
     if mode == "auto":
         why = missing_toolchain()
+        advice = "install a C compiler and the Python headers and reinstall for the compiled one"
         if why is None:
             try:
                 return _setuptools.build_wheel(wheel_directory, config_settings, metadata_directory)
             except (Exception, SystemExit) as exc:  # a failed compiler run exits setup()
                 why = f"the compiled build failed ({str(exc)[:NOTE_LIMIT]})"
+                advice = "LAGLESS_COMPILE=1 shows the whole failure"
             _clean_build_tree()
         _note(
             f"lagless: building the pure-Python core: {why}. It is correct but slower; "
-            "install a C compiler and the Python headers and reinstall for the compiled one "
-            "(docs/compiled.md)."
+            f"{advice} (docs/compiled.md)."
         )
         with _pure():
             return _setuptools.build_wheel(wheel_directory, config_settings, metadata_directory)

@@ -140,7 +140,10 @@ def test_backend_asks_for_mypy_and_the_dependencies_unless_told_not_to_compile(
     assert wanted[0].startswith("mypy")
     assert any(w.startswith("cryptography") for w in wanted)
     monkeypatch.delenv("LAGLESS_COMPILE")  # the default: compile if the machine can
+    monkeypatch.setattr(backend, "missing_toolchain", lambda: None)
     assert backend.get_requires_for_build_wheel() == wanted
+    monkeypatch.setattr(backend, "missing_toolchain", lambda: "no C compiler")
+    assert backend.get_requires_for_build_wheel() == own  # it will not compile: no mypy
     monkeypatch.setenv("LAGLESS_COMPILE", "0")
     assert backend.get_requires_for_build_wheel() == own
 
@@ -216,6 +219,7 @@ def test_backend_falls_back_to_pure_python_when_the_compiled_build_fails(
     err = capsys.readouterr().err
     assert "pure-Python core" in err
     assert str(failure) in err
+    assert "LAGLESS_COMPILE=1 shows the whole failure" in err
 
 
 def test_backend_builds_pure_python_without_trying_when_the_toolchain_is_missing(
@@ -228,7 +232,9 @@ def test_backend_builds_pure_python_without_trying_when_the_toolchain_is_missing
     seen = _recording_wheel_build(backend, monkeypatch, fail=SystemExit(1))
     assert backend.build_wheel(str(tmp_path)) == "lagless.whl"
     assert seen == ["0"]
-    assert "no-such-compiler-here" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no-such-compiler-here" in err
+    assert "install a C compiler" in err
 
 
 def test_backend_fails_instead_of_falling_back_when_compiling_is_required(
