@@ -57,8 +57,11 @@ def compile_mode() -> Mode:
 
 
 def compile_requested() -> bool:
-    """Whether ``setup.py`` should hand the core to mypyc (any mode but ``off``)."""
-    return compile_mode() != "off"
+    """Whether ``setup.py`` should hand the core to mypyc: asked for (``on``), or by default
+    (``auto``) on a machine with a C toolchain. Where there is none, ``setup.py`` must not even
+    import mypyc: setuptools runs it to find its requirements, before mypy is installed."""
+    mode = compile_mode()
+    return mode == "on" or (mode == "auto" and missing_toolchain() is None)
 
 
 def missing_toolchain() -> str | None:
@@ -77,7 +80,7 @@ def get_requires_for_build_wheel(config_settings: dict[str, Any] | None = None) 
     dependencies instead (mypyc type-checks the compiled modules against them; setuptools' list
     would come from running ``setup.py``, which needs mypyc installed already). A default build
     on a machine without a toolchain will not compile, so it does not fetch mypy."""
-    if compile_mode() == "on" or (compile_mode() == "auto" and missing_toolchain() is None):
+    if compile_requested():
         with open("pyproject.toml", "rb") as file:
             dependencies: list[str] = tomllib.load(file)["project"]["dependencies"]
         return [MYPYC, *dependencies]
