@@ -69,9 +69,11 @@ def test_a_package_installed_as_a_wheel_runs_the_benchmarks_of_the_current_direc
 def test_the_checkout_the_package_runs_from_comes_before_the_current_directory(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    (tmp_path / "benchmarks").mkdir()
-    monkeypatch.chdir(tmp_path)
-    if (Path(bench.__file__).resolve().parents[3] / "benchmarks").is_dir():
-        assert bench.benchmarks_dir() == ROOT / "benchmarks"
-    else:  # the suite runs against a wheel install: only the current directory has them
-        assert bench.benchmarks_dir() == tmp_path / "benchmarks"
+    checkout = tmp_path / "checkout"  # an editable install: src/lagless/cli/bench.py in it
+    (checkout / "src" / "lagless" / "cli").mkdir(parents=True)
+    (checkout / "benchmarks").mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "benchmarks").mkdir(parents=True)
+    monkeypatch.setattr(bench, "__file__", str(checkout / "src" / "lagless" / "cli" / "bench.py"))
+    monkeypatch.chdir(elsewhere)
+    assert bench.benchmarks_dir() == checkout / "benchmarks"
