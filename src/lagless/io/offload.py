@@ -159,12 +159,7 @@ class DatagramWriter:
             while end < last:
                 following, to = datagrams[end]
                 length = len(following)
-                if (
-                    length > size
-                    or length == 0
-                    or total + length > MAX_TRAIN
-                    or (to is not addr and to != addr)
-                ):
+                if length > size or length == 0 or total + length > MAX_TRAIN or to != addr:
                     break
                 end += 1
                 total += length

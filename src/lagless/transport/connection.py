@@ -533,7 +533,7 @@ class Connection:
             self._eliciting_at = now
         ready = self._messages.ready
         if ready:
-            self._take_ready(ready)
+            self._take_entries(MessageReceived, ready)
 
     def payloads_to_send(self, now: float) -> list[bytes]:
         """Return the payloads to hand to the netcode layer now (each ≤ 1200 bytes).
@@ -762,26 +762,30 @@ class Connection:
         delivered = messages.delivered
         if delivered:
             if self.config.delivery_events:
-                # the entries as plain objects, as in _take_ready
-                done: Iterable[tuple[object, ...]] = delivered
-                head: tuple[object, ...] = (self.client_index, self.connection_id)
-                new = _new
-                self._events += [new(MessageDelivered, head + entry) for entry in done]
-            delivered.clear()
+                self._take_entries(MessageDelivered, delivered)
+            else:
+                delivered.clear()
         ready = messages.ready
         if ready:
-            self._take_ready(ready)
+            self._take_entries(MessageReceived, ready)
 
-    def _take_ready(self, ready: deque[tuple[int, int, bytes]]) -> None:
-        """Turn the message layer's delivered messages into `MessageReceived` events."""
-        # The entries are taken as plain objects: typed as they are (tuple[int, int, bytes]), a
-        # compiled build would unbox every entry's integers into a C struct and box them again
-        # to build the event (mypyc's native tuples), and look the two globals up per entry.
-        entries: Iterable[tuple[object, ...]] = ready
+    def _take_entries(
+        self,
+        kind: type[MessageReceived] | type[MessageDelivered],
+        queue: deque[tuple[int, int, bytes]] | deque[tuple[int, int]],
+    ) -> None:
+        """Turn the entries of one of the message layer's queues into ``kind`` events; empty it.
+
+        The entries (``ready``'s or ``delivered``'s) are taken as plain objects: typed as they are
+        (``tuple[int, int, bytes]``), a compiled build would unbox every entry's integers into a
+        C struct and box them again to build the event (mypyc's native tuples), and look the two
+        globals up per entry.
+        """
+        entries: Iterable[tuple[object, ...]] = queue
         head: tuple[object, ...] = (self.client_index, self.connection_id)
         new = _new
-        self._events += [new(MessageReceived, head + entry) for entry in entries]
-        ready.clear()
+        self._events += [new(kind, head + entry) for entry in entries]
+        queue.clear()
 
     def _on_outcomes(self, outcomes: list[Outcome], now: float) -> None:
         """Apply the outcomes of `AckTracker.take_outcomes`."""

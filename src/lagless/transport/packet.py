@@ -55,7 +55,8 @@ from lagless.transport.token import (
 _REQUEST_HEAD: Final = struct.Struct("<B13sQQ24s")
 _INSECURE_REQUEST_HEAD: Final = struct.Struct("<B13sQQi256s")
 _U64: Final = struct.Struct("<Q")
-_U64_PACK: Final = _U64.pack  # bound once for the payload hot path (records.SHORT_PACK)
+# bound once for the payload hot path (records.SHORT_PACK says why)
+_U64_PACK: Final = _U64.pack
 _FROM_BYTES: Final = int.from_bytes
 _KEEP_ALIVE: Final = struct.Struct("<II")
 _U64_LIMIT: Final = 1 << 64
