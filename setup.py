@@ -26,6 +26,7 @@ COMPILED = [
         "congestion",
         "connection",
         "crypto",
+        "drops",
         "fragment",
         "netcode_client",
         "netcode_endpoint",

@@ -252,6 +252,7 @@ class ReliableSender:
         "_fragments",
         "_fresh",
         "_held",
+        "_least_resend",
         "_peeked",
         "_small",
         "_unordered",
@@ -312,6 +313,7 @@ class ReliableSender:
         """Ids ahead of ``oldest`` that may be sent."""
         self.resend_delay = self.config.resend_interval
         """Seconds after its last send an unacked record is due again (``set_resend_delay``)."""
+        self._least_resend = self.config.resend_interval  # read per ack batch (docs/compiled.md)
         self._delivered = delivered
         self.fragment_size = layer.fragment_size
         """Largest message sent whole (bytes); larger ones are fragmented."""
@@ -340,7 +342,7 @@ class ReliableSender:
         Args:
             seconds: Delay the connection derives from its RTT estimate (seconds).
         """
-        self.resend_delay = max(self.config.resend_interval, seconds)
+        self.resend_delay = max(self._least_resend, seconds)
 
     def send(self, payload: bytes) -> int:
         """Queue ``payload`` for reliable delivery.

@@ -89,19 +89,27 @@ SLOW_START_MIN_RTT: Final = 0.001  # seconds; slow start divides by at least thi
 # sub-millisecond loopback sample does not add 10 000 packets/s per acked packet
 PROPORTIONAL_INCREASE: Final = 1.0 / 16.0  # least growth per held-back RTT after slow start,
 # as a fraction of the rate (Scalable TCP's proportional increase)
+_GOOD: Final = CongestionMode.GOOD  # the members bound once: compiled, a member read through its
+_BAD: Final = CongestionMode.BAD  # class is a generic attribute lookup (docs/compiled.md)
 
 
 class CongestionController:
     """Chooses the packet send rate of one connection from its RTT, loss and backlog (sans-I/O)."""
 
     __slots__ = (
+        "_bad_rate",
         "_entered_good",
         "_epoch_start",
         "_good_since",
+        "_good_streak",
         "_held_back",
+        "_increase",
+        "_loss_threshold",
+        "_max_rate",
         "_rate",
         "_recovery_start",
         "_rtt",
+        "_rtt_threshold",
         "_slow_start",
         "_streak_start",
         "_undo",
@@ -133,11 +141,20 @@ class CongestionController:
         self._good_since: float | None = None
         self._entered_good = now
         self._streak_start = now
+        # the settings read per pump or ack batch, copied: compiled, a field of the frozen
+        # (interpreted) config is a generic attribute lookup (docs/compiled.md)
+        cfg = self.config
+        self._bad_rate = cfg.bad_send_rate
+        self._max_rate = cfg.max_send_rate
+        self._increase = cfg.rate_increase
+        self._rtt_threshold = cfg.rtt_threshold
+        self._loss_threshold = cfg.loss_threshold
+        self._good_streak = cfg.good_streak
 
     @property
     def send_rate(self) -> float:
         """Packets per second to send now (Hz): the paced rate in GOOD mode, else the bad rate."""
-        return self._rate if self.mode is CongestionMode.GOOD else self.config.bad_send_rate
+        return self._rate if self.mode is _GOOD else self._bad_rate
 
     @property
     def slow_start(self) -> bool:
@@ -179,7 +196,7 @@ class CongestionController:
             sequence: The packet's sequence number; if it is acked after all, pass it to
                 `on_spurious_loss` to undo the decrease.
         """
-        if self.mode is not CongestionMode.GOOD or send_time < self._recovery_start:
+        if self.mode is not _GOOD or send_time < self._recovery_start:
             return
         cfg = self.config
         self._undo = None if sequence is None else (sequence, self._rate, self._slow_start)
@@ -200,7 +217,7 @@ class CongestionController:
             sequence: The packet's 16-bit sequence number.
         """
         undo = self._undo
-        if undo is None or undo[0] != sequence or self.mode is not CongestionMode.GOOD:
+        if undo is None or undo[0] != sequence or self.mode is not _GOOD:
             return
         self._undo = None
         self._rate = max(self._rate, undo[1])
@@ -220,11 +237,11 @@ class CongestionController:
         """
         if not (self._slow_start and self._held_back and count > 0):
             return
-        if self.mode is not CongestionMode.GOOD:
+        if self.mode is not _GOOD:
             return
         if rtt < SLOW_START_MIN_RTT:
             rtt = SLOW_START_MIN_RTT
-        self._rate = min(self._rate + count / rtt, self.config.max_send_rate)
+        self._rate = min(self._rate + count / rtt, self._max_rate)
 
     def _grow(self, now: float, *, fast: bool) -> None:
         if now - self._epoch_start < self._rtt:
@@ -237,10 +254,10 @@ class CongestionController:
             return  # slow start grows per acked packet (`on_acked`)
         rate = self._rate
         if fast:
-            rate += max(self.config.rate_increase, rate * PROPORTIONAL_INCREASE)
+            rate += max(self._increase, rate * PROPORTIONAL_INCREASE)
         else:
-            rate += self.config.rate_increase
-        self._rate = min(rate, self.config.max_send_rate)
+            rate += self._increase
+        self._rate = min(rate, self._max_rate)
 
     def on_statistics(
         self, rtt: float, loss: float, now: float, rtt_min: float | None = None
@@ -257,16 +274,16 @@ class CongestionController:
 
         Pump the object afterwards (see ``lagless.io.drive.pump``).
         """
-        cfg = self.config
         self._rtt = rtt
         base = rtt if rtt_min is None else rtt_min
-        bad = base > cfg.rtt_threshold or loss > cfg.loss_threshold
-        if self.mode is CongestionMode.GOOD:
+        bad = base > self._rtt_threshold or loss > self._loss_threshold
+        if self.mode is _GOOD:
             if bad:
+                cfg = self.config
                 # Gaffer: dropping back soon after recovering means the link flaps.
                 if now - self._entered_good < cfg.flap_window:
                     self.penalty = min(self.penalty * 2.0, cfg.max_penalty)
-                self.mode = CongestionMode.BAD
+                self.mode = _BAD
                 self._good_since = None
                 return
             queue_free = rtt <= base + min(max(base * HYSTART_FRACTION, HYSTART_MIN), HYSTART_MAX)
@@ -274,8 +291,8 @@ class CongestionController:
                 self._slow_start = False  # a queue is starting: leave before it overflows
             if rtt <= QUEUE_RTT_FACTOR * base + QUEUE_RTT_MARGIN:
                 self._grow(now, fast=queue_free)
-            if now - self._streak_start >= cfg.good_streak:
-                self.penalty = max(self.penalty / 2.0, cfg.min_penalty)
+            if now - self._streak_start >= self._good_streak:
+                self.penalty = max(self.penalty / 2.0, self.config.min_penalty)
                 self._streak_start = now
             return
         if bad:
@@ -284,7 +301,8 @@ class CongestionController:
         if self._good_since is None:
             self._good_since = now
         if now - self._good_since >= self.penalty:
-            self.mode = CongestionMode.GOOD
+            cfg = self.config
+            self.mode = _GOOD
             self._entered_good = now
             self._streak_start = now
             self._good_since = None

@@ -166,6 +166,7 @@ FLAG_TIME_REQUEST: Final = 0x01
 FLAG_TIME_RESPONSE: Final = 0x02
 _FLAGS: Final = struct.Struct("<B")
 _U16: Final = struct.Struct("<H")
+_GOOD: Final = CongestionMode.GOOD  # bound once (congestion._GOOD)
 _HEAD: Final = struct.Struct("<HHIB")  # the ack header (acks.py) and the flags byte
 _HEAD_PACK: Final = _HEAD.pack  # bound once (records.SHORT_PACK says why)
 _HEAD_UNPACK: Final = _HEAD.unpack_from
@@ -349,6 +350,7 @@ class Connection:
         self._messages = MessageLayer(config=self.config.messages)
         self._send_lanes = self._messages.send_lanes
         self._congestion = CongestionController(now=now, config=self.config.congestion)
+        self._loss_min_outcomes = self.config.congestion.loss_min_outcomes  # read per ack batch
         self._loss = LossEstimator()
         self._bandwidth = BandwidthMeter()
         self._clock: Spec004Clock | CristianClock | None = None
@@ -739,7 +741,7 @@ class Connection:
             held = now - arrived
             if held >= ACK_DELAY_MIN:
                 flags |= FLAG_ACK_DELAY
-                rest = _U16.pack(min(round(held / ACK_DELAY_UNIT), 0xFFFF)) + rest
+                rest = _U16.pack(min(int(held / ACK_DELAY_UNIT + 0.5), 0xFFFF)) + rest
         size = OVERHEAD + len(rest)
         sequence, ack, ack_bits = acks.next_send_fields(now, size)
         self._ack_due = None
@@ -796,7 +798,6 @@ class Connection:
         acked_bytes = 0
         acked = 0  # acked outcomes not yet given to the loss estimator (in one batch)
         paced = 0  # acked payloads that took a pacing token (slow start grows by them)
-        on_packet_acked = messages.on_packet_acked
         for sequence, send_time, size, _, lost in outcomes:
             if ack_only:
                 ack_only_packet = sequence in ack_only
@@ -807,7 +808,7 @@ class Connection:
             if not lost:
                 acked += 1
                 paced += not ack_only_packet
-                on_packet_acked(sequence)
+                messages.on_packet_acked(sequence)
                 acked_bytes += size
                 if packet_events:
                     self._events.append(
@@ -838,9 +839,9 @@ class Connection:
             if paced:
                 congestion.on_acked(paced, rtt.rtt)
             congestion.on_statistics(
-                rtt.rtt, loss.loss_over(congestion.config.loss_min_outcomes), now, rtt.rtt_min
+                rtt.rtt, loss.loss_over(self._loss_min_outcomes), now, rtt.rtt_min
             )
-            good = congestion.mode is CongestionMode.GOOD
+            good = congestion.mode is _GOOD
             if rtt.samples != self._rtt_samples or good is not self._resend_good:
                 self._rtt_samples = rtt.samples
                 self._resend_good = good

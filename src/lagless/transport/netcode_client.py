@@ -75,7 +75,12 @@ from lagless.transport.replay import ReplayWindow
 from lagless.transport.token import ConnectToken, ConnectTokenError, read_connect_token
 
 _log: Final = logging.getLogger("lagless.transport")
-_S = NetcodeClientState
+# the states bound once: compiled, a member read through its class is a generic attribute lookup
+_CONNECTED: Final = NetcodeClientState.CONNECTED
+_DISCONNECTED: Final = NetcodeClientState.DISCONNECTED
+_SENDING_CONNECTION_REQUEST: Final = NetcodeClientState.SENDING_CONNECTION_REQUEST
+_SENDING_CONNECTION_RESPONSE: Final = NetcodeClientState.SENDING_CONNECTION_RESPONSE
+_nextafter: Final = math.nextafter
 
 ClientPayloadSink: TypeAlias = Callable[[bytes, float], None]
 """Takes ``(payload, now)`` for each payload received while connected."""
@@ -121,7 +126,7 @@ class NetcodeClient(NetcodeEndpoint):
             role="client", insecure=config.insecure, insecure_note="no connect token, no encryption"
         )
         self._config = config
-        self._state = _S.DISCONNECTED
+        self._state = _DISCONNECTED
         self._token: ConnectToken | None = None
         self._insecure_request: InsecureConnectionRequestPacket | None = None
         self._protocol_id = 0
@@ -274,7 +279,7 @@ class NetcodeClient(NetcodeEndpoint):
             LocalProtocolError: not connected, or a payload is empty or over 1200 bytes
                 (nothing is sent).
         """
-        if self._state != _S.CONNECTED:
+        if self._state != _CONNECTED:
             raise LocalProtocolError(f"send_payload needs state CONNECTED, got {self._state.name}")
         for data in payloads:
             if not 1 <= len(data) <= MAX_PAYLOAD_BYTES:
@@ -310,14 +315,14 @@ class NetcodeClient(NetcodeEndpoint):
 
     def _receive(self, data: bytes, addr: Address, now: float) -> None:
         # spec §9 receive table: state, then source address, then read_packet's checks.
-        if self._state <= _S.DISCONNECTED:
+        if self._state <= _DISCONNECTED:
             self._drop(DropReason.UNEXPECTED_IN_STATE, addr)
             return
         if addr != self._server_address and self._normalized(addr) != self._server_address:
             self._drop(DropReason.WRONG_SOURCE_ADDRESS, addr)
             return
         sink = self._payload_sink
-        if sink is not None and self._state == _S.CONNECTED:
+        if sink is not None and self._state == _CONNECTED:
             payload = read_payload_packet(
                 data, self._receive_cipher, self._replay, self._payload_ad
             )
@@ -354,12 +359,12 @@ class NetcodeClient(NetcodeEndpoint):
         """
         self._now = now
         state = self._state
-        if state <= _S.DISCONNECTED:
+        if state <= _DISCONNECTED:
             return
         if now > self._last_send + self._config.send_interval:
-            if state == _S.SENDING_CONNECTION_REQUEST:
+            if state == _SENDING_CONNECTION_REQUEST:
                 self._send_request(now)
-            elif state == _S.SENDING_CONNECTION_RESPONSE:
+            elif state == _SENDING_CONNECTION_RESPONSE:
                 assert self._challenge is not None  # invariant: set on entering the state
                 sequence, token = self._challenge
                 packet = ConnectionResponsePacket(
@@ -370,7 +375,7 @@ class NetcodeClient(NetcodeEndpoint):
                 self._send(
                     KeepAlivePacket(sequence=self._sequence, client_index=0, max_clients=0), now
                 )
-        if state != _S.CONNECTED and now - self._connect_start >= self._lifetime:
+        if state != _CONNECTED and now - self._connect_start >= self._lifetime:
             self._fail(ClientInput.TOKEN_EXPIRED)
             return
         if self._timeout > 0 and self._last_receive + self._timeout < now:
@@ -382,13 +387,13 @@ class NetcodeClient(NetcodeEndpoint):
         Returns:
             The deadline, or ``None`` when idle or failed.
         """
-        if self._state <= _S.DISCONNECTED:
+        if self._state <= _DISCONNECTED:
             return None
-        deadline = math.nextafter(self._last_send + self._config.send_interval, math.inf)
-        if self._state != _S.CONNECTED:
+        deadline = _nextafter(self._last_send + self._config.send_interval, math.inf)
+        if self._state != _CONNECTED:
             deadline = min(deadline, self._connect_start + self._lifetime)
         if self._timeout > 0:
-            deadline = min(deadline, math.nextafter(self._last_receive + self._timeout, math.inf))
+            deadline = min(deadline, _nextafter(self._last_receive + self._timeout, math.inf))
         return deadline
 
     def _payload_taken(self, event: PayloadReceived) -> None:
@@ -436,7 +441,7 @@ class NetcodeClient(NetcodeEndpoint):
         return True
 
     def _timed_out(self, now: float) -> None:
-        if self._state == _S.CONNECTED:
+        if self._state == _CONNECTED:
             self._apply(ClientInput.TIMED_OUT)
             self._server_address = None
             self._events.append(Disconnected(reason=ClientDisconnectReason.TIMED_OUT))
@@ -449,7 +454,7 @@ class NetcodeClient(NetcodeEndpoint):
         self._events.append(ConnectFailed(state=self._state))
 
     def _end_active(self, reason: ClientDisconnectReason) -> None:
-        if self._state <= _S.DISCONNECTED:
+        if self._state <= _DISCONNECTED:
             return
         for _ in range(self._config.num_disconnect_packets):
             self._send(DisconnectPacket(sequence=self._sequence), self._now)
@@ -492,7 +497,7 @@ class NetcodeClient(NetcodeEndpoint):
     def _process(self, packet: EncryptedPacket, addr: Address, now: float) -> None:
         state = self._state
         if isinstance(packet, PayloadPacket):
-            if state != _S.CONNECTED:
+            if state != _CONNECTED:
                 self._drop(DropReason.UNEXPECTED_IN_STATE, addr)
             elif self._queued_payloads >= self._config.payload_queue_size:
                 self._drop(DropReason.PAYLOAD_QUEUE_FULL, addr)
@@ -508,7 +513,7 @@ class NetcodeClient(NetcodeEndpoint):
                     )
                 )
         elif isinstance(packet, KeepAlivePacket):
-            if state == _S.SENDING_CONNECTION_RESPONSE:
+            if state == _SENDING_CONNECTION_RESPONSE:
                 self._client_index = packet.client_index
                 self._connection_id += 1
                 self._max_clients = packet.max_clients
@@ -521,25 +526,25 @@ class NetcodeClient(NetcodeEndpoint):
                         max_clients=packet.max_clients,
                     )
                 )
-            elif state == _S.CONNECTED:
+            elif state == _CONNECTED:
                 self._last_receive = now
             else:
                 self._drop(DropReason.UNEXPECTED_IN_STATE, addr)
         elif isinstance(packet, ConnectionChallengePacket):
-            if state != _S.SENDING_CONNECTION_REQUEST:
+            if state != _SENDING_CONNECTION_REQUEST:
                 self._drop(DropReason.UNEXPECTED_IN_STATE, addr)
                 return
             self._challenge = (packet.challenge_sequence, packet.challenge_token)
             self._last_receive = now
             self._apply(ClientInput.CHALLENGE_RECEIVED)
         elif isinstance(packet, ConnectionDeniedPacket):
-            if state == _S.CONNECTED:
+            if state == _CONNECTED:
                 self._drop(DropReason.UNEXPECTED_IN_STATE, addr)
             elif not self._try_next_server(now):
                 self._fail(ClientInput.DENIED)
         else:
             assert isinstance(packet, DisconnectPacket)  # invariant: responses are not accepted
-            if state != _S.CONNECTED:
+            if state != _CONNECTED:
                 self._drop(DropReason.UNEXPECTED_IN_STATE, addr)
                 return
             self._apply(ClientInput.SERVER_DISCONNECTED)

@@ -42,7 +42,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Final, TypeAlias
 
 from lagless._types import Address
 from lagless.errors import ConfigError, LocalProtocolError
@@ -89,6 +89,10 @@ from lagless.transport.packet import (
     write_payload_packet,
 )
 from lagless.transport.replay import ReplayWindow
+
+# bound once: compiled, heapq.heappush(...) is a generic attribute lookup and call
+_heappop: Final = heapq.heappop
+_heappush: Final = heapq.heappush
 
 PayloadSink: TypeAlias = Callable[[int, bytes, float], None]
 """Takes ``(connection_id, payload, now)`` for each payload of a slot delivered directly."""
@@ -481,7 +485,7 @@ class NetcodeServer(NetcodeEndpoint):
         timers = self._timers
         by_connection = self._by_connection
         while timers and timers[0][0] <= now:
-            _, connection_id = heapq.heappop(timers)
+            _, connection_id = _heappop(timers)
             slot = by_connection.get(connection_id)
             if slot is None:
                 continue  # freed since the entry was pushed
@@ -490,7 +494,7 @@ class NetcodeServer(NetcodeEndpoint):
                 continue
             if slot.last_send + self._config.keep_alive_interval <= now:
                 self._send_keep_alive(slot, now)
-            heapq.heappush(timers, (self._due(slot), connection_id))
+            _heappush(timers, (self._due(slot), connection_id))
 
     def next_timer(self) -> float | None:
         """Return the absolute time (seconds) of the next keep-alive or timeout deadline.
@@ -505,7 +509,7 @@ class NetcodeServer(NetcodeEndpoint):
         """
         timers = self._timers
         while timers and timers[0][1] not in self._by_connection:
-            heapq.heappop(timers)
+            _heappop(timers)
         return timers[0][0] if timers else None
 
     def _due(self, slot: _Slot) -> float:
@@ -651,7 +655,7 @@ class NetcodeServer(NetcodeEndpoint):
         self._by_connection[slot.connection_id] = slot
         self._queued[slot.connection_id] = 0
         self._send_keep_alive(slot, now)
-        heapq.heappush(self._timers, (self._due(slot), slot.connection_id))
+        _heappush(self._timers, (self._due(slot), slot.connection_id))
         self._events.append(
             ClientConnected(
                 client_index=index,

@@ -65,7 +65,7 @@ from lagless.transport.message_errors import (
     MessageViolation,
 )
 from lagless.transport.records import (
-    SHORT_HEAD,
+    SHORT_UNPACK_FROM,
     Record,
     encode_record,
     parse_payload,
@@ -479,7 +479,7 @@ class MessageLayer:
         ordered = self._ordered
         fast_limits = self._fast_limits
         channels = len(fast_limits)
-        unpack = SHORT_HEAD.unpack_from
+        unpack = SHORT_UNPACK_FROM
         end = len(data)
         pos = start
         # typed, so that a compiled build compares and indexes with machine integers instead of

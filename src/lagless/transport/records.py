@@ -52,6 +52,7 @@ _LONG: Final = struct.Struct(">BHBB")  # head, id, two-byte length
 # the hot packers, bound once: a compiled build calls a bound method directly, where
 # ``SHORT_HEAD.pack(...)`` looks the method up on every call
 SHORT_PACK: Final = SHORT_HEAD.pack
+SHORT_UNPACK_FROM: Final = SHORT_HEAD.unpack_from
 _LONG_PACK: Final = _LONG.pack
 FRAGMENT_FLAG: Final = 0x80
 RESERVED_BIT: Final = 0x40

@@ -111,7 +111,7 @@ class RttEstimator:
             True if the sample was used, False if it was negative or non-finite (then counted in
             ``rejected``).
         """
-        if not math.isfinite(rtt) or rtt < 0.0:
+        if not 0.0 <= rtt < math.inf:  # also NaN; compiled, math.isfinite is a generic call
             self.rejected += 1
             return False
         if self.samples == 0:
@@ -240,7 +240,10 @@ class LossEstimator:
         A few early outcomes do not make a large fraction: one loss in 5 packets is 1/32 with
         ``min_count`` 32 (``CongestionConfig.loss_min_outcomes``).
         """
-        return self._lost / max(len(self._outcomes), min_count, 1)
+        count = len(self._outcomes)
+        if count < min_count:  # two comparisons: compiled, a three-argument max is a generic call
+            count = min_count
+        return self._lost / count if count > 0 else 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

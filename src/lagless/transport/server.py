@@ -60,6 +60,11 @@ from lagless.transport.netcode_events import ClientConnected, ClientDisconnected
 from lagless.transport.netcode_server import NetcodeServer, NetcodeServerConfig
 from lagless.transport.netcode_state import ServerDisconnectReason
 
+# bound once: compiled, heapq.heappush(...) is a generic attribute lookup and call
+_heapify: Final = heapq.heapify
+_heappop: Final = heapq.heappop
+_heappush: Final = heapq.heappush
+
 LAGLESS_MARK: Final = b"LAGLESS\x01"  # first user-data bytes of a lagless client's token
 USER_DATA_BYTES: Final = 256  # netcode 1.02 user data size, bytes
 
@@ -241,7 +246,7 @@ class Server:
         timers = self._timers
         deadline = self._deadline
         while timers and timers[0][0] <= now:
-            due, connection_id = heapq.heappop(timers)
+            due, connection_id = _heappop(timers)
             if deadline.get(connection_id) != due:
                 continue  # stale: the connection moved its deadline or went away
             del deadline[connection_id]
@@ -282,7 +287,7 @@ class Server:
         timers = self._timers
         deadline = self._deadline
         while timers and deadline.get(timers[0][1]) != timers[0][0]:
-            heapq.heappop(timers)
+            _heappop(timers)
         if self._touched:
             return self._now  # output or deadlines wait for the next datagrams_to_send
         netcode = self.netcode.next_timer()
@@ -388,7 +393,7 @@ class Server:
                     del deadline[connection_id]
                 else:
                     deadline[connection_id] = due
-                    heapq.heappush(timers, (due, connection_id))
+                    _heappush(timers, (due, connection_id))
         if len(timers) > 4 * len(deadline) + 64:
             self._timers = [(due, cid) for cid, due in deadline.items()]
-            heapq.heapify(self._timers)
+            _heapify(self._timers)
