@@ -128,6 +128,22 @@ def test_loss_matches_tail_fraction(outcomes: list[bool], window: int) -> None:
     assert loss.loss == pytest.approx(expected)
 
 
+@given(
+    st.lists(st.booleans(), max_size=80),
+    st.integers(min_value=1, max_value=50),
+    st.integers(min_value=0, max_value=64),
+)
+def test_loss_over_divides_by_at_least_min_count(
+    outcomes: list[bool], window: int, min_count: int
+) -> None:
+    loss = LossEstimator(window=window)
+    for o in outcomes:
+        loss.on_outcome(lost=o)
+    tail = outcomes[-window:]
+    expected = sum(tail) / max(len(tail), min_count, 1)
+    assert loss.loss_over(min_count) == pytest.approx(expected)
+
+
 def test_loss_window_validated() -> None:
     with pytest.raises(ConfigError, match="window"):
         LossEstimator(window=0)

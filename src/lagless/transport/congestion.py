@@ -126,7 +126,7 @@ class CongestionController:
             config: Rates, thresholds and penalty times; defaults when ``None``.
         """
         self.config = CongestionConfig() if config is None else config
-        """Rates, thresholds and penalty times."""
+        """Rates, thresholds and penalty times (read-only: some are copied at construction)."""
         self.mode = self.config.initial_mode
         """Current mode."""
         self.penalty = self.config.initial_penalty
