@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from types import ModuleType
 
@@ -115,9 +114,17 @@ def test_a_signal_ends_the_bench_cleanly(signum: signal.Signals) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(3.0)  # inside the first workload
+    assert child.stderr is not None
+    # inside the first workload, whatever the speed of the host and core: a fixed sleep of 3 s
+    # let a quick run with the compiled core finish all four workloads before the signal
+    seen = ""
+    while "[1/4]" not in seen:
+        line = child.stderr.readline()
+        assert line, f"the bench ended before its first workload: {seen}"
+        seen += line
     child.send_signal(signum)
-    _, err = child.communicate(timeout=30)
+    _, rest = child.communicate(timeout=30)
+    err = seen + rest
     assert child.returncode == 128 + signum, err  # 130 for SIGINT, 143 for SIGTERM
     assert "Traceback" not in err
     assert "never retrieved" not in err
