@@ -4,15 +4,16 @@ Wheels are compiled unless ``LAGLESS_COMPILE=0``; editable installs never are, a
 compiled build fails is built again as pure Python (the build backend, ``_build/lagless_build.py``,
 decides: docs/compiled.md).
 
-The compiled modules are the transport's per-packet core, `Server` and `Client` included: those
-two are marked ``@mypyc_attr(allow_interpreted_subclasses=True)`` so that applications can still
-subclass them (an interpreted class cannot inherit any other compiled class).
+The compiled modules are the transport's per-packet core, `Server` and `Client` included, and
+the C cipher that seals small packets (``_aead.c``). `Server` and `Client` are marked
+``@mypyc_attr(allow_interpreted_subclasses=True)`` so that applications can still subclass them
+(an interpreted class cannot inherit any other compiled class).
 """
 
 import sys
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Extension, setup
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "_build"))
 from lagless_build import compile_requested  # the in-tree build backend
@@ -41,10 +42,17 @@ COMPILED = [
     )
 ]
 
+SMALL_AEAD = Extension(
+    "lagless.transport._aead",
+    sources=["src/lagless/transport/_aead.c"],
+    extra_compile_args=["-O3"],
+)
+"""The C cipher for small packets (docs/compiled.md, "A small AEAD for small packets")."""
+
 ext_modules = []
 if compile_requested():
     from mypyc.build import mypycify
 
-    ext_modules = mypycify(COMPILED, opt_level="3", multi_file=True)
+    ext_modules = [*mypycify(COMPILED, opt_level="3", multi_file=True), SMALL_AEAD]
 
 setup(ext_modules=ext_modules)

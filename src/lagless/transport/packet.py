@@ -42,7 +42,12 @@ from lagless.transport.constants import (
     USER_DATA_BYTES,
     VERSION_INFO,
 )
-from lagless.transport.crypto import NONCE_PAD, PacketCipher, packet_associated_data
+from lagless.transport.crypto import (
+    NONCE_PAD,
+    SMALL_AEAD_BYTES,
+    PacketCipher,
+    packet_associated_data,
+)
 from lagless.transport.drops import DropReason
 from lagless.transport.replay import EMPTY, ReplayWindow
 from lagless.transport.token import (
@@ -495,6 +500,11 @@ def read_payload_packet(
         return DropReason.REPLAYED
     if cipher is None:
         body = bytes(data[1 + count :])
+    elif cipher.small is not None and body_size <= SMALL_AEAD_BYTES:
+        opened = cipher.small[1](cipher.key, sequence, data[1 + count :], associated[count])
+        if opened is None:
+            return DropReason.DECRYPT_FAILED
+        body = opened
     else:
         try:
             body = cipher.aead.decrypt(

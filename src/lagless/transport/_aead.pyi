@@ -1,0 +1,10 @@
+"""Types of the C cipher of a compiled build (``_aead.c``; see `lagless.transport.crypto`)."""
+
+def seal(key: bytes, sequence: int, plaintext: bytes, aad: bytes | None, /) -> bytes:
+    """ChaCha20-Poly1305-IETF with the nonce ``00 00 00 00 || uint64_le(sequence)``.
+
+    Returns the ciphertext followed by the 16-byte tag.
+    """
+
+def open(key: bytes, sequence: int, sealed: bytes, aad: bytes | None, /) -> bytes | None:
+    """The plaintext of ``sealed`` (ciphertext, then tag), or ``None`` on a bad tag."""

@@ -1,0 +1,241 @@
+"""The C cipher of a compiled build (``lagless.transport._aead``) against libsodium and OpenSSL.
+
+A compiled build seals packets of at most `SMALL_AEAD_BYTES` with it (`lagless.transport.crypto`).
+Under an editable install the module is not built, so the fixture compiles ``_aead.c`` itself:
+these tests run in both CI stages and check the same source.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import struct
+import sysconfig
+import warnings
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lagless.transport import crypto
+from lagless.transport.crypto import SMALL_AEAD_BYTES, PacketCipher
+from lagless.transport.drops import DropReason
+from lagless.transport.packet import payload_associated_data, read_payload_packet
+from lagless.transport.replay import ReplayWindow
+
+SOURCE = Path(crypto.__file__).resolve().parent / "_aead.c"
+if not SOURCE.exists():  # a compiled build run from build/ci-compiled: the source is in src/
+    SOURCE = Path(__file__).resolve().parents[2] / "src" / "lagless" / "transport" / "_aead.c"
+VECTORS = Path(__file__).resolve().parents[1] / "conformance" / "vectors" / "netcode-1.02.json"
+NONCE = struct.Struct("<4xQ")
+
+
+def _build(tmp: Path) -> ModuleType:
+    """Compile ``_aead.c`` into ``tmp`` with setuptools, as setup.py does, and import it."""
+    from setuptools import Distribution, Extension
+
+    ext = Extension("_aead", sources=[str(SOURCE)], extra_compile_args=["-O3"])
+    dist = Distribution({"name": "aead-test", "ext_modules": [ext]})
+    with warnings.catch_warnings():  # Cython's build_ext, when installed, imports distutils
+        warnings.simplefilter("ignore", DeprecationWarning)
+        cmd = dist.get_command_obj("build_ext")
+        cmd.build_lib = str(tmp)
+        cmd.build_temp = str(tmp / "temp")
+        cmd.ensure_finalized()
+        cmd.run()
+    built = tmp / f"_aead{sysconfig.get_config_var('EXT_SUFFIX')}"
+    spec = importlib.util.spec_from_file_location("_aead", built)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def aead(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    """The installed ``lagless.transport._aead`` of a compiled build, or one built from source."""
+    try:
+        from lagless.transport import _aead
+    except ImportError:
+        return _build(tmp_path_factory.mktemp("aead"))
+    return _aead
+
+
+def _reference(key: bytes, sequence: int, plaintext: bytes, aad: bytes | None) -> bytes:
+    return ChaCha20Poly1305(key).encrypt(NONCE.pack(sequence), plaintext, aad)
+
+
+def _encrypted_vectors() -> list[tuple[str, bytes, int, bytes, bytes]]:
+    """``(id, key, sequence, associated data, sealed body)`` of every encrypted packet vector."""
+    doc = json.loads(VECTORS.read_text())
+    found = []
+    for vector in doc["vectors"]:
+        cases = vector.get("cases") or [vector.get("intermediate", {})]
+        for n, case in enumerate(cases):
+            if "associated_data" not in case or vector["id"] == "connect_token_private":
+                continue
+            inputs = vector["inputs"]
+            nonce = bytes.fromhex(case["nonce"])
+            assert nonce[:4] == bytes(4)
+            sequence = int.from_bytes(nonce[4:], "little")
+            packet = bytes.fromhex(case.get("packet") or vector["expected"]["packet"])
+            body = packet[1 + case["sequence_bytes"] :]
+            name = f"{vector['id']}[{n}]"
+            key = bytes.fromhex(inputs["key"])
+            found.append((name, key, sequence, bytes.fromhex(case["associated_data"]), body))
+    return found
+
+
+ENCRYPTED = _encrypted_vectors()
+
+
+def test_the_vectors_cover_every_sequence_width() -> None:
+    assert len(ENCRYPTED) >= 25
+    assert {len(body) for *_, body in ENCRYPTED} >= {16 + 8, 16 + 1200}
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "sequence", "aad", "sealed"), ENCRYPTED, ids=[row[0] for row in ENCRYPTED]
+)
+def test_reference_packets_open_and_seal_again(
+    aead: ModuleType, name: str, key: bytes, sequence: int, aad: bytes, sealed: bytes
+) -> None:
+    """Packets sealed by the netcode reference (libsodium) open, and seal back to the same bytes."""
+    plaintext = aead.open(key, sequence, sealed, aad)
+    assert plaintext is not None, name
+    assert aead.seal(key, sequence, plaintext, aad) == sealed
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    key=st.binary(min_size=32, max_size=32),
+    sequence=st.integers(0, 2**64 - 1),
+    plaintext=st.binary(max_size=1300),
+    aad=st.none() | st.binary(max_size=80),
+)
+def test_seal_matches_openssl_and_opens(
+    aead: ModuleType, key: bytes, sequence: int, plaintext: bytes, aad: bytes | None
+) -> None:
+    sealed = aead.seal(key, sequence, plaintext, aad)
+    assert sealed == _reference(key, sequence, plaintext, aad)
+    assert aead.open(key, sequence, sealed, aad) == plaintext
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    key=st.binary(min_size=32, max_size=32),
+    sequence=st.integers(0, 2**64 - 1),
+    plaintext=st.binary(max_size=300),
+    aad=st.binary(max_size=40),
+    data=st.data(),
+)
+def test_any_flipped_bit_or_other_context_fails(
+    aead: ModuleType,
+    key: bytes,
+    sequence: int,
+    plaintext: bytes,
+    aad: bytes,
+    data: st.DataObject,
+) -> None:
+    sealed = aead.seal(key, sequence, plaintext, aad)
+    bit = data.draw(st.integers(0, 8 * len(sealed) - 1))
+    flipped = bytearray(sealed)
+    flipped[bit // 8] ^= 1 << (bit % 8)
+    assert aead.open(key, sequence, bytes(flipped), aad) is None
+    assert aead.open(key, sequence ^ 1, sealed, aad) is None
+    assert aead.open(key, sequence, sealed, aad + b"\0") is None
+    assert (
+        aead.open(
+            bytes(31) + b"\1" if key != bytes(31) + b"\1" else bytes(32), sequence, sealed, aad
+        )
+        is None
+    )
+
+
+@pytest.mark.parametrize("size", [0, 1, 15, 16, 17, 63, 64, 65, 128, 1024])
+def test_the_poly1305_reduction_edges(aead: ModuleType, size: int) -> None:
+    """All-ones inputs drive the accumulator to its largest values before the final reduction."""
+    for key in (b"\xff" * 32, bytes(32)):
+        for sequence in (0, 2**32 - 1, 2**64 - 1):
+            plaintext, aad = b"\xff" * size, b"\xff" * 16
+            assert aead.seal(key, sequence, plaintext, aad) == _reference(
+                key, sequence, plaintext, aad
+            )
+
+
+@pytest.mark.parametrize("sealed", [b"", b"\0", bytes(15)])
+def test_shorter_than_a_tag_is_none(aead: ModuleType, sealed: bytes) -> None:
+    assert aead.open(bytes(32), 0, sealed, None) is None
+
+
+def test_buffers_other_than_bytes(aead: ModuleType) -> None:
+    key, plaintext, aad = bytes(range(32)), b"hello world", b"ad"
+    sealed = aead.seal(key, 9, memoryview(plaintext), bytearray(aad))
+    assert sealed == _reference(key, 9, plaintext, aad)
+    assert aead.open(key, 9, memoryview(sealed)[0:], aad) == plaintext
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "text"),
+    [
+        ((bytes(31), 0, b"", None), ValueError, "key must be 32 bytes"),
+        ((bytearray(32), 0, b"", None), ValueError, "key must be 32 bytes"),
+        ((bytes(32), -1, b"", None), OverflowError, "negative"),
+        ((bytes(32), 2**64, b"", None), OverflowError, "too big"),
+        ((bytes(32), 1.0, b"", None), TypeError, "sequence must be an int"),
+        ((bytes(32), 0, "text", None), TypeError, "data must be a bytes-like object"),
+        ((bytes(32), 0, b"", 5), TypeError, "aad must be a bytes-like object"),
+        ((bytes(32), 0, b""), TypeError, "takes 4 arguments"),
+    ],
+)
+def test_wrong_arguments_raise_clearly(
+    aead: ModuleType, args: tuple[object, ...], error: type[Exception], text: str
+) -> None:
+    for fn in (aead.seal, aead.open):
+        with pytest.raises(error, match=text):
+            fn(*args)
+
+
+@pytest.mark.parametrize(
+    "size", [1, SMALL_AEAD_BYTES - 1, SMALL_AEAD_BYTES, SMALL_AEAD_BYTES + 1, 1200]
+)
+def test_packet_cipher_gives_the_same_bytes_either_way(aead: ModuleType, size: int) -> None:
+    """Around the size threshold the two ciphers interoperate in both directions."""
+    small = PacketCipher(bytes(range(32)))
+    small.small = (aead.seal, aead.open)
+    plain = PacketCipher(bytes(range(32)))
+    plain.small = None
+    payload, aad = bytes(range(256)) * (size // 256) + bytes(size % 256), b"associated"
+    sealed = small.encrypt(77, payload, aad)
+    assert sealed == plain.encrypt(77, payload, aad)
+    assert plain.decrypt(77, sealed, aad) == payload
+    assert small.decrypt(77, sealed, aad) == payload
+    assert small.decrypt(78, sealed, aad) is None
+
+
+@pytest.mark.parametrize("size", [32, SMALL_AEAD_BYTES, SMALL_AEAD_BYTES + 1])
+def test_payload_hot_path_through_the_small_cipher(aead: ModuleType, size: int) -> None:
+    """`read_payload_packet` opens with the small cipher and drops a forged packet the same way."""
+    associated = payload_associated_data(0x1122334455667788)
+    cipher = PacketCipher(bytes(range(32)))
+    cipher.small = (aead.seal, aead.open)
+    payload = bytes(size)
+    sealed = cipher.encrypt(1000, payload, associated[2])
+    wire = bytes([(2 << 4) | 5]) + (1000).to_bytes(2, "little") + sealed
+    assert read_payload_packet(wire, cipher, ReplayWindow(), associated) == payload
+    forged = wire[:-1] + bytes([wire[-1] ^ 1])
+    assert read_payload_packet(forged, cipher, ReplayWindow(), associated) == (
+        DropReason.DECRYPT_FAILED
+    )
+
+
+def test_a_compiled_build_uses_it() -> None:
+    """A compiled core seals small packets in C; a pure one leaves everything to cryptography."""
+    from lagless.transport import compiled
+
+    assert (crypto.SMALL_AEAD is not None) == compiled()
+    assert (PacketCipher(bytes(32)).small is not None) == compiled()
