@@ -8,6 +8,8 @@ The compiled modules are the transport's per-packet core, `Server` and `Client` 
 the C cipher that seals small packets (``_aead.c``). `Server` and `Client` are marked
 ``@mypyc_attr(allow_interpreted_subclasses=True)`` so that applications can still subclass them
 (an interpreted class cannot inherit any other compiled class).
+
+With GCC the build is profile-guided (``_build/lagless_pgo.py``; ``LAGLESS_PGO=0`` turns it off).
 """
 
 import sys
@@ -17,6 +19,7 @@ from setuptools import Extension, setup
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "_build"))
 from lagless_build import compile_requested  # the in-tree build backend
+from lagless_pgo import ProfiledBuildExt  # a profile-guided compiled core (GCC)
 
 COMPILED = [
     f"src/lagless/transport/{name}.py"
@@ -55,4 +58,4 @@ if compile_requested():
 
     ext_modules = [*mypycify(COMPILED, opt_level="3", multi_file=True), SMALL_AEAD]
 
-setup(ext_modules=ext_modules)
+setup(ext_modules=ext_modules, cmdclass={"build_ext": ProfiledBuildExt})

@@ -14,7 +14,8 @@
  *   open(key: bytes, sequence: int, sealed: bytes, aad: bytes) -> bytes | None
  * `open` returns None when the tag does not verify (or `sealed` is shorter than a tag), never
  * raising on bad input; both raise TypeError/ValueError/OverflowError on wrong argument types,
- * a key that is not 32 bytes or a sequence outside [0, 2^64).
+ * a key that is not 32 bytes, a sequence outside [0, 2^64) or data beyond the 32-bit block
+ * counter (2^38 - 64 bytes). Neither releases the GIL: a packet takes a microsecond.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -24,6 +25,7 @@
 #define KEY_BYTES 32
 #define TAG_BYTES 16
 #define BLOCK_BYTES 64
+#define MAX_DATA_BYTES (((uint64_t)1 << 38) - 64) /* the 32-bit block counter's reach */
 
 static inline uint32_t load32(const uint8_t *p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
@@ -270,6 +272,11 @@ static int parse_args(PyObject *const *args, Py_ssize_t nargs, const char *fn, c
         return -1;
     }
     if (get_bytes(args[2], data, "data") < 0) {
+        return -1;
+    }
+    if ((uint64_t)data->len > MAX_DATA_BYTES) {
+        PyErr_Format(PyExc_ValueError, "%s(): data above RFC 8439's limit of 2^38 - 64 bytes", fn);
+        release_view(data);
         return -1;
     }
     if (args[3] == Py_None) {
