@@ -58,13 +58,23 @@ def _workload(tmp: Path, body: str) -> Path:
     return script
 
 
-def test_the_extension_is_built_twice_with_the_workload_profiled_between(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.fixture
+def gcc_pgo(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """The module, on this machine's default compiler, which must be GCC (.ci/run installs it)."""
     pgo = _pgo()
     monkeypatch.delenv("LAGLESS_PGO", raising=False)
     monkeypatch.delenv("CC", raising=False)
     assert pgo.pgo_unavailable() is None, "needs GCC as the C compiler (.ci/run installs it)"
+    return pgo
+
+
+def test_the_extension_is_built_twice_with_the_workload_profiled_between(
+    gcc_pgo: ModuleType,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pgo = gcc_pgo
     monkeypatch.setattr(
         pgo,
         "TRAINING",
@@ -79,12 +89,12 @@ def test_the_extension_is_built_twice_with_the_workload_profiled_between(
 
 
 def test_a_failed_workload_builds_without_a_profile_and_says_why(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    gcc_pgo: ModuleType,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    pgo = _pgo()
-    monkeypatch.delenv("LAGLESS_PGO", raising=False)
-    monkeypatch.delenv("CC", raising=False)
-    assert pgo.pgo_unavailable() is None, "needs GCC as the C compiler (.ci/run installs it)"
+    pgo = gcc_pgo
     monkeypatch.setattr(pgo, "TRAINING", _workload(tmp_path, "raise SystemExit('no luck')\n"))
     _build(pgo, tmp_path)
     err = capsys.readouterr().err
