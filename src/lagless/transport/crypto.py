@@ -40,8 +40,6 @@ from lagless.transport.constants import (
 
 _NONCE: Final = struct.Struct("<4xQ")
 _NONCE_PACK: Final = _NONCE.pack  # bound once: the payload hot path (records.SHORT_PACK)
-NONCE_PAD: Final = bytes(4)
-"""The 4 zero bytes in front of the uint64 LE sequence in a packet nonce."""
 _PACKET_AD: Final = struct.Struct("<13sQB")
 
 SMALL_AEAD_BYTES: Final = 256
@@ -118,7 +116,7 @@ class PacketCipher:
         self.key: bytes = bytes(key)
         """The 32-byte key."""
         self.aead = ChaCha20Poly1305(self.key)
-        """The AEAD object; the payload hot path (``packet.read_payload_packet``) calls it."""
+        """``cryptography``'s AEAD object, for packets above `SMALL_AEAD_BYTES` (or all of them)."""
         self.small: tuple[Seal, Open] | None = SMALL_AEAD
         """`SMALL_AEAD`, or ``None`` to seal everything with `aead` (tests compare the two)."""
 

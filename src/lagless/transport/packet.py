@@ -24,8 +24,6 @@ import struct
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
-from cryptography.exceptions import InvalidTag
-
 from lagless.errors import LocalProtocolError
 from lagless.transport.constants import (
     CHALLENGE_BODY_BYTES,
@@ -42,12 +40,7 @@ from lagless.transport.constants import (
     USER_DATA_BYTES,
     VERSION_INFO,
 )
-from lagless.transport.crypto import (
-    NONCE_PAD,
-    SMALL_AEAD_BYTES,
-    PacketCipher,
-    packet_associated_data,
-)
+from lagless.transport.crypto import PacketCipher, packet_associated_data
 from lagless.transport.drops import DropReason
 from lagless.transport.replay import EMPTY, ReplayWindow
 from lagless.transport.token import (
@@ -60,8 +53,6 @@ from lagless.transport.token import (
 _REQUEST_HEAD: Final = struct.Struct("<B13sQQ24s")
 _INSECURE_REQUEST_HEAD: Final = struct.Struct("<B13sQQi256s")
 _U64: Final = struct.Struct("<Q")
-# bound once for the payload hot path (records.SHORT_PACK says why)
-_U64_PACK: Final = _U64.pack
 _FROM_BYTES: Final = int.from_bytes
 _KEEP_ALIVE: Final = struct.Struct("<II")
 _U64_LIMIT: Final = 1 << 64
@@ -500,18 +491,11 @@ def read_payload_packet(
         return DropReason.REPLAYED
     if cipher is None:
         body = bytes(data[1 + count :])
-    elif cipher.small is not None and body_size <= SMALL_AEAD_BYTES:
-        opened = cipher.small[1](cipher.key, sequence, data[1 + count :], associated[count])
+    else:
+        opened = cipher.decrypt(sequence, data[1 + count :], associated[count])
         if opened is None:
             return DropReason.DECRYPT_FAILED
         body = opened
-    else:
-        try:
-            body = cipher.aead.decrypt(
-                NONCE_PAD + _U64_PACK(sequence), data[1 + count :], associated[count]
-            )
-        except InvalidTag:
-            return DropReason.DECRYPT_FAILED
     # ReplayWindow.advance, inline
     if sequence > most_recent:
         replay.most_recent = sequence
