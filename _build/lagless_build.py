@@ -64,12 +64,17 @@ def compile_requested() -> bool:
     return mode == "on" or (mode == "auto" and missing_toolchain() is None)
 
 
+def c_compiler() -> list[str]:
+    """The C compiler command setuptools will run: ``$CC``, else Python's own ``CC``, else cc."""
+    return (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+
+
 def missing_toolchain() -> str | None:
     """Why a C extension cannot be built here (no compiler, no ``Python.h``), or None."""
     headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
     if not headers.is_file():
         return f"the Python headers are missing ({headers}; Debian: python3-dev)"
-    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
+    compiler = c_compiler()[0]
     if shutil.which(compiler) is None:
         return f"no C compiler ({compiler!r} is not on PATH; Debian: build-essential)"
     return None
@@ -113,7 +118,7 @@ def build_wheel(
                 why = f"the compiled build failed ({str(exc)[:NOTE_LIMIT]})"
                 advice = "LAGLESS_COMPILE=1 shows the whole failure"
             _clean_build_tree()
-        _note(
+        note(
             f"lagless: building the pure-Python core: {why}. It is correct but slower; "
             f"{advice} (docs/compiled.md)."
         )
@@ -169,5 +174,6 @@ def _clean_build_tree() -> None:
                 shutil.rmtree(path, ignore_errors=True)
 
 
-def _note(text: str) -> None:
+def note(text: str) -> None:
+    """Print a line for the person installing (pip shows stderr with ``-v``)."""
     print(text, file=sys.stderr, flush=True)

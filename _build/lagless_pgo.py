@@ -25,22 +25,21 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 from typing import Any
 
+from lagless_build import NOTE_LIMIT, c_compiler, note  # beside this file, on setup.py's path
 from setuptools.command.build_ext import build_ext
 
 TRAINING = Path(__file__).resolve().parent / "pgo_training.py"
 TRAINING_TIMEOUT = 600.0  # s; the workload takes about a second
-NOTE_LIMIT = 400  # characters of a failure quoted in the note
 
 
 def pgo_unavailable() -> str | None:
     """Why this build will not be profile-guided (``LAGLESS_PGO=0``, not GCC), or None."""
     if os.environ.get("LAGLESS_PGO", "") == "0":
         return "LAGLESS_PGO=0"
-    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+    compiler = c_compiler()
     try:
         version = subprocess.run(
             [*compiler, "--version"], capture_output=True, text=True, timeout=60, check=True
@@ -61,7 +60,7 @@ class ProfiledBuildExt(build_ext):
             return
         why = pgo_unavailable()
         if why is not None:
-            _note(f"lagless: building the compiled core without a profile: {why}.")
+            note(f"lagless: building the compiled core without a profile: {why}.")
             super().run()
             return
         profiles = Path(self.build_temp).resolve() / "pgo-profiles"
@@ -80,7 +79,7 @@ class ProfiledBuildExt(build_ext):
                 "-Wno-missing-profile",
             ]
         except (Exception, SystemExit) as exc:  # a failed compiler run exits setup()
-            _note(
+            note(
                 "lagless: building the compiled core without a profile: the profiling run "
                 f"failed ({str(exc)[:NOTE_LIMIT]})."
             )
@@ -120,7 +119,3 @@ class ProfiledBuildExt(build_ext):
             raise RuntimeError(
                 f"{TRAINING.name} exited {result.returncode}: {result.stderr.strip()[-NOTE_LIMIT:]}"
             )
-
-
-def _note(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)

@@ -25,9 +25,13 @@ def _pgo() -> ModuleType:
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    with warnings.catch_warnings():  # Cython's build_ext, when installed, imports distutils
-        warnings.simplefilter("ignore", DeprecationWarning)
-        spec.loader.exec_module(module)
+    sys.path.insert(0, str(ROOT / "_build"))  # it imports lagless_build, as setup.py lets it
+    try:
+        with warnings.catch_warnings():  # Cython's build_ext, when installed, imports distutils
+            warnings.simplefilter("ignore", DeprecationWarning)
+            spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / "_build"))
     return module
 
 
