@@ -38,7 +38,13 @@ that same transfer), and the two stacks' transfers alternate, round by round: EN
 on this VM measured 304 000-550 000 messages/s between runs of this command while it held
 500 000-550 000 in a process of its own, so a single ENet transfer, or ENet's transfers all run
 after lagless's, could meet the host in a slow moment and flatter lagless (0.51-0.66x in such
-runs, 0.37-0.39x against ENet at its best).
+runs, 0.37-0.39x against ENet at its best). The rows measure a warmed stack: one untimed round
+of both sizes and both stacks goes first. A lagless connection paces from 90 packets/s, and its
+slow start was still climbing through a first 100 B transfer (160 000-284 000 messages/s against
+300 000-350 000 in the next ones, compiled, on this VM); ENet's first transfer in a process ran
+slow too (273 000-489 000 against 470 000-528 000), its code still cold. A fresh connection's
+pacing is what the 60 Hz trickle row measures. Five timed rounds follow rather than three, for
+more chances of meeting the host at its usual speed (a round takes a quarter of a second).
 
 Like an application started with `lagless.io.run`, the command first moves the objects of its
 imports into the garbage collector's permanent generation (``gc.freeze()``); ``run()`` called
@@ -134,7 +140,7 @@ class Sizes:
 
 MEMORY_RUNS: Final = 5  # runs of each in-memory measure; the row is their median
 RTT_ROUNDS: Final = 3  # lagless's and raw UDP's ping-pongs alternate in this many rounds
-TRANSFER_RUNS: Final = 3  # runs of each throughput transfer per stack; the row is the fastest
+TRANSFER_RUNS: Final = 5  # timed runs of each throughput transfer per stack; the row is the fastest
 
 FULL: Final = Sizes(small=20000, large=5000, ping_seconds=3.0, trickle_seconds=2.0, memory=5000)
 QUICK: Final = Sizes(small=3000, large=600, ping_seconds=0.7, trickle_seconds=0.4, memory=1000)
@@ -715,6 +721,9 @@ async def _lagless_all(
         await _lagless_warm_up(*pair)
         smalls: tuple[list[Transfer], list[Transfer]] = ([], [])
         larges: tuple[list[Transfer], list[Transfer]] = ([], [])
+        for size, count in ((100, sizes.small), (1000, sizes.large)):  # the untimed round
+            await _lagless_transfer(pair, count, size)
+            _enet_transfer(count, size)
         for _ in range(TRANSFER_RUNS):
             # ENet's transfers block this loop for a few tens of milliseconds; the lagless pair
             # only idles meanwhile (a synced clock asks once a second, keep-alives go at 10 Hz,
