@@ -40,9 +40,10 @@ on this VM measured 304 000-550 000 messages/s between runs of this command whil
 after lagless's, could meet the host in a slow moment and flatter lagless (0.51-0.66x in such
 runs, 0.37-0.39x against ENet at its best). The rows measure a warmed stack: one untimed round
 of both sizes and both stacks goes first. A lagless connection paces from 90 packets/s, and its
-slow start was still climbing through a first 100 B transfer (160 000-284 000 messages/s against
-300 000-350 000 in the next ones, compiled, on this VM); ENet's first transfer in a process ran
-slow too (273 000-489 000 against 470 000-528 000), its code still cold. A fresh connection's
+slow start was still climbing through a first 100 B transfer (159 000-284 000 messages/s against
+mostly 300 000-350 000 in the next ones, compiled, 16 processes on this VM); ENet's first
+transfer in a process ran slow too (273 000-489 000 against mostly 469 000-528 000), its code
+still cold. A fresh connection's
 pacing is what the 60 Hz trickle row measures. Five timed rounds follow rather than three, for
 more chances of meeting the host at its usual speed (a round takes a quarter of a second).
 
