@@ -43,9 +43,9 @@ of both sizes and both stacks goes first. A lagless connection paces from 90 pac
 slow start was still climbing through a first 100 B transfer (159 000-284 000 messages/s against
 mostly 300 000-350 000 in the next ones, compiled, 16 processes on this VM); ENet's first
 transfer in a process ran slow too (273 000-489 000 against mostly 469 000-528 000), its code
-still cold. A fresh connection's
-pacing is what the 60 Hz trickle row measures. Five timed rounds follow rather than three, for
-more chances of meeting the host at its usual speed (a round takes a quarter of a second).
+still cold. A fresh connection's pacing is what the 60 Hz trickle row measures. Five timed
+rounds follow rather than three, for more chances of meeting the host at its usual speed (a
+round takes a quarter of a second).
 
 Like an application started with `lagless.io.run`, the command first moves the objects of its
 imports into the garbage collector's permanent generation (``gc.freeze()``); ``run()`` called
