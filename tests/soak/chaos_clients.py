@@ -322,10 +322,23 @@ async def wait_connected(
     except TimeoutError:
         raise AssertionError(
             f"no connection within {timeout} s: client state {client.state.name}, "
-            f"this loop ran up to {lag.result() if lag.done() else await _cancel(lag):.2f} s late"
+            f"this loop ran up to {lag.result() if lag.done() else await _cancel(lag):.2f} s late; "
+            f"{_handshake_traffic(ep, client)}"
         ) from None
     finally:
         lag.cancel()
+
+
+def _handshake_traffic(ep: AsyncEndpoint[T], client: Client | NetcodeClient) -> str:
+    """What a stuck handshake saw: its local port, datagrams each way, and its drops by reason
+    (to tell lost replies from replies it could not use)."""
+    netcode = client.netcode if isinstance(client, Client) else client
+    stats = netcode.statistics()
+    drops = ", ".join(f"{r.value} {n}" for r, n in stats.dropped.items() if n) or "none"
+    return (
+        f"local port {ep.address[1]}, {stats.datagrams_sent} datagrams sent, "
+        f"{stats.datagrams_received} received, drops: {drops}"
+    )
 
 
 async def _loop_lag(seconds: float) -> float:
@@ -349,10 +362,11 @@ async def _cancel(task: asyncio.Task[float]) -> float:
 
 
 def open_client(
-    target: Target, rng: random.Random, obj: T, client: Client | NetcodeClient
+    target: Target, rng: random.Random, obj: T, client: Client | NetcodeClient, port: int = 0
 ) -> AsyncEndpoint[T]:
-    """Bind ``obj`` (``client`` or a wrapper around it) on loopback and start the handshake."""
-    ep = open_endpoint(obj, f"{HOST}:0")
+    """Bind ``obj`` (``client`` or a wrapper around it) on loopback (at ``port``, 0 for any)
+    and start the handshake."""
+    ep = open_endpoint(obj, f"{HOST}:{port}")
     target.connect(client, rng.getrandbits(63), ep.now())
     ep.flush()
     return ep
@@ -365,15 +379,19 @@ async def echo_session(
     messages: int,
     timeout: float = 10.0,
     outgoing: Callable[[bytes], Iterable[bytes]] | None = None,
+    port: int = 0,
+    connect_timeout: float = CONNECT_TIMEOUT,
 ) -> None:
-    """A well-behaved client: connect, send ``messages`` distinct lines, get each back in order.
+    """A well-behaved client: connect (from ``port``, 0 for any) within ``connect_timeout``
+    seconds, send ``messages`` distinct lines, get each back in order within ``timeout``.
 
     Raises:
         AssertionError: no connection, a missing, extra or reordered echo, or a timeout.
     """
     client = new_client(target)
-    async with open_client(target, rng, Tampered(client, outgoing=outgoing), client) as ep:
-        await wait_connected(ep, client)
+    tampered = Tampered(client, outgoing=outgoing)
+    async with open_client(target, rng, tampered, client, port) as ep:
+        await wait_connected(ep, client, connect_timeout)
         sent = [b"echo %d %016x" % (i, rng.getrandbits(64)) for i in range(messages)]
         for payload in sent:
             client.send(ECHO_CHANNEL, payload)
@@ -391,6 +409,23 @@ async def echo_session(
         assert got == sent
         client.disconnect()
         ep.flush()
+
+
+async def restart_on_same_port(target: Target, rng: random.Random) -> None:
+    """A client vanishes and a new one starts at once on its port (a game restarted behind the
+    same NAT port): the server must let it in after about ``takeover_after`` (1 s) of the old
+    slot's silence, not after the old one's 10 s timeout.
+
+    Raises:
+        AssertionError: no connection within 3 s, or a wrong echo.
+    """
+    client = new_client(target)
+    async with open_client(target, rng, client, client) as ep:
+        await wait_connected(ep, client)
+        client.send(ECHO_CHANNEL, b"before the restart")
+        ep.flush()
+        port = ep.address[1]
+    await echo_session(target, rng, messages=5, port=port, connect_timeout=3.0)
 
 
 async def burst_and_leave(target: Target, rng: random.Random, *, burst: int) -> None:

@@ -18,7 +18,9 @@ slots that twice as many plain clients compete for, so some are denied while it 
 * clients that send every packet twice plus a truncated copy (and must still get their echoes);
 * garbage: random datagrams, valid-looking prefixes, truncated, bit-flipped and replayed
   packets, handshake requests of the other security mode, lobby heartbeats of random games;
-* clients that reconnect again and again, and 1100 half-open handshakes per round.
+* clients that reconnect again and again, clients that vanish and restart at once on the same
+  port (they must be let in within 3 s, not after the old slot's 10 s timeout), and 1100
+  half-open handshakes per round.
 
 Then it waits for the abandoned connections to time out and asserts that every server is
 alive, printed no traceback, holds no ghost connections (``serve`` reported every connection
@@ -68,6 +70,7 @@ from tests.soak.chaos_clients import (
     new_vfc,
     plain_session,
     reconnect_loop,
+    restart_on_same_port,
     spawn_client,
     spray,
     stutter,
@@ -232,6 +235,7 @@ async def _echo_chaos(target: Target, rng: random.Random, tmp_path: Path) -> dic
             )
         )
         group.create_task(_repeat(seconds, 100, lambda: reconnect_loop(target, rng, cycles=3)))
+        group.create_task(_repeat(seconds, 3, lambda: restart_on_same_port(target, rng)))
         group.create_task(
             _repeat(seconds, 2, lambda: half_open(target, rng, count=1100, seconds=seconds / 2))
         )

@@ -7,21 +7,23 @@ the simulator so the order of events is exact, plus the O(1)-work-per-event rule
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator
 
 import pytest
 
-from lagless.errors import LocalProtocolError
+from lagless.errors import ConfigError, LocalProtocolError
 from lagless.io.sim import SimEndpoint
 from lagless.netsim import LinkConfig, Network, Scheduler
 from lagless.transport.client import Client
 from lagless.transport.connection import Connection
+from lagless.transport.drops import DropReason
 from lagless.transport.events import MessageReceived
 from lagless.transport.netcode_client import NetcodeClient, NetcodeClientConfig
 from lagless.transport.netcode_events import ClientConnected, ClientDisconnected, Disconnected
 from lagless.transport.netcode_server import NetcodeServer, NetcodeServerConfig
-from lagless.transport.netcode_state import ServerDisconnectReason
+from lagless.transport.netcode_state import NetcodeClientState, ServerDisconnectReason
 from lagless.transport.server import Server, mark_user_data
 from lagless.transport.token import generate_connect_token
 
@@ -259,3 +261,139 @@ def test_client_send_after_the_connection_ended_is_a_no_op() -> None:
     assert any(isinstance(e, Disconnected) for e in events)
     assert client.obj.send(0, b"too late") is None
     assert client.obj.sends_after_end == 1
+
+
+class Handshakes:
+    """A secure NetcodeServer driven by hand: clients connect from chosen addresses and stay
+    silent unless the test makes them talk (sans-I/O, so every arrival time is exact)."""
+
+    KEY = bytes(range(32))
+
+    def __init__(self, takeover_after: float = 1.0) -> None:
+        self.server = NetcodeServer(
+            config=NetcodeServerConfig(
+                protocol_id=PROTOCOL_ID,
+                private_key=self.KEY,
+                public_address=SERVER,
+                takeover_after=takeover_after,
+            )
+        )
+        self.log: list[object] = []
+
+    def connect(self, client_id: int, addr: tuple[str, int], now: float) -> NetcodeClient:
+        """A client with a fresh token for ``client_id`` sends its request from ``addr`` at
+        ``now``, then its response or first keep-alive 0.11 s and 0.22 s later; replies arrive
+        at once."""
+        token = generate_connect_token(
+            public_addresses=[SERVER],
+            protocol_id=PROTOCOL_ID,
+            expire_seconds=30,
+            timeout_seconds=5,
+            client_id=client_id,
+            user_data=b"",
+            private_key=self.KEY,
+            now_unix=100,
+            random_bytes=random.Random(client_id * 1000 + int(now * 10)).randbytes,
+        )
+        client = NetcodeClient(config=NetcodeClientConfig())
+        client.connect(token, now)
+        for step in range(3):  # request, response, keep-alive: 0.11 s apart, past the 0.1 s
+            at = now + 0.11 * step  # resend interval
+            client.handle_timer(at)
+            for data, _ in client.datagrams_to_send(at):
+                self.server.receive_datagram(data, addr, at)
+            for data, to in self.server.datagrams_to_send(at):
+                if to == addr:
+                    client.receive_datagram(data, SERVER, at)
+        return client
+
+    def talk(self, client: NetcodeClient, addr: tuple[str, int], now: float) -> None:
+        """``client`` at ``addr`` and the server swap keep-alives at ``now`` (both hear each
+        other; call it at least 0.1 s apart)."""
+        client.handle_timer(now)
+        for data, _ in client.datagrams_to_send(now):
+            self.server.receive_datagram(data, addr, now)
+        self.server.handle_timer(now)
+        for data, to in self.server.datagrams_to_send(now):
+            if to == addr:
+                client.receive_datagram(data, SERVER, now)
+
+    def events(self) -> list[object]:
+        """Every server event so far, in order."""
+        self.log.extend(iter(self.server.next_event, None))
+        return self.log
+
+    def departures(self) -> list[tuple[int, ServerDisconnectReason]]:
+        return [
+            (e.connection_id, e.reason) for e in self.events() if isinstance(e, ClientDisconnected)
+        ]
+
+    def connected(self) -> list[int]:
+        """Connection ids connected now."""
+        ids = [e.connection_id for e in self.events() if isinstance(e, ClientConnected)]
+        return [cid for cid in ids if self.server.is_connected(cid)]
+
+    def drops(self, reason: DropReason) -> int:
+        return self.server.statistics().dropped[reason]
+
+
+def test_silent_slot_is_replaced() -> None:
+    """A client that restarts behind the same NAT port (or a newcomer that the NAT gives a
+    vanished client's port) gets in once the old slot has been silent for ``takeover_after``,
+    not after the whole token timeout (the chaos test's lone 10 s handshake stall)."""
+    hand = Handshakes()
+    port = ("10.0.1.1", 5000)
+    old = hand.connect(1, port, 100.0)
+    assert old.state is NetcodeClientState.CONNECTED
+    early = hand.connect(2, port, 100.4)  # silent for 0.18 to 0.4 s: the address is taken
+    assert early.state is NetcodeClientState.SENDING_CONNECTION_REQUEST
+    assert hand.drops(DropReason.ADDRESS_ALREADY_CONNECTED) >= 1
+    assert hand.server.is_connected(1)
+    new = hand.connect(2, port, 101.3)  # silent for 1.08 s: replaced
+    assert new.state is NetcodeClientState.CONNECTED
+    assert hand.departures() == [(1, ServerDisconnectReason.REPLACED)]
+    assert hand.connected() == [2]
+
+
+def test_restarted_client_id_replaces_its_silent_slot() -> None:
+    """The same user (client id) back from another port: refused while its old session is
+    heard from, let in once that has been silent for ``takeover_after``."""
+    hand = Handshakes()
+    first, first_at = hand.connect(7, ("10.0.1.1", 5000), 100.0), ("10.0.1.1", 5000)
+    hand.talk(first, first_at, 100.9)
+    twin = hand.connect(7, ("10.0.1.1", 5001), 101.5)  # the old one spoke 0.6 to 0.82 s ago
+    assert twin.state is NetcodeClientState.SENDING_CONNECTION_REQUEST
+    assert hand.drops(DropReason.CLIENT_ID_ALREADY_CONNECTED) >= 1
+    again = hand.connect(7, ("10.0.1.1", 5001), 102.0)
+    assert again.state is NetcodeClientState.CONNECTED
+    assert hand.departures() == [(1, ServerDisconnectReason.REPLACED)]
+    assert hand.connected() == [2]
+
+
+def test_a_client_that_is_heard_from_keeps_its_address() -> None:
+    hand = Handshakes()
+    port = ("10.0.1.1", 5000)
+    live = hand.connect(1, port, 100.0)
+    for i in range(1, 20):  # heard every 0.5 s, asked for its address 0.05 s after each
+        hand.talk(live, port, 100.0 + 0.5 * i)
+        intruder = hand.connect(100 + i, port, 100.05 + 0.5 * i)
+        assert intruder.state is NetcodeClientState.SENDING_CONNECTION_REQUEST
+    assert hand.connected() == [1]
+    assert hand.departures() == []
+
+
+def test_takeover_can_be_turned_off() -> None:
+    """``takeover_after=math.inf`` is the reference rule: the address stays taken until the
+    slot times out (5 s here)."""
+    hand = Handshakes(takeover_after=math.inf)
+    port = ("10.0.1.1", 5000)
+    hand.connect(1, port, 100.0)
+    assert hand.connect(2, port, 104.0).state is NetcodeClientState.SENDING_CONNECTION_REQUEST
+    hand.server.handle_timer(105.5)
+    assert hand.departures() == [(1, ServerDisconnectReason.TIMED_OUT)]
+    assert hand.connect(3, port, 105.6).state is NetcodeClientState.CONNECTED
+    for bad in (0.0, -1.0, math.nan):
+        with pytest.raises(ConfigError, match="takeover_after"):
+            NetcodeServerConfig(
+                protocol_id=PROTOCOL_ID, insecure=True, public_address=SERVER, takeover_after=bad
+            )

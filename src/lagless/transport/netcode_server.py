@@ -27,6 +27,13 @@ Decisions:
   (``test_server_robustness.py::test_late_echo_never_reaches_next_client``,
   ``test_netcode_session.py::test_server_disconnect``). An id this server
   never issued is a programming error and raises ``LocalProtocolError``.
+* A connection request from the address of a connected slot, or with its client id, is ignored
+  by §10.1 steps 9 and 10 until that slot times out, which locks out a client that restarted
+  behind the same NAT port (or a newcomer the NAT gave a vanished client's port) for the whole
+  token timeout. Here a slot that has been silent for ``takeover_after`` (1 s; a live client
+  sends a keep-alive every 0.1 s) is freed as ``REPLACED`` once the request has passed the
+  token-reuse check, and the request goes ahead; a slot that is still heard from keeps its
+  address and id (``test_server_robustness.py::test_silent_slot_is_replaced``).
 * A wrapping layer that consumes payloads at once (``Server`` with a ``Connection`` per slot)
   passes a ``payload_sink`` and calls :meth:`NetcodeServer.deliver_directly` for such a slot:
   its payloads then go to the sink as they are read, with no ``PayloadReceived`` and no queue.
@@ -121,6 +128,10 @@ class NetcodeServerConfig:
     """Received payloads held per client before new ones are dropped (>= 1)."""
     insecure: bool = False  # lagless: development only, see packet.py
     """Use the unencrypted, token-less lagless insecure mode (clients must match)."""
+    takeover_after: float = 1.0  # lagless: seconds; math.inf keeps the reference's rule
+    """Seconds a connected slot must have been silent before a connection request from its
+    address, or with its client id, frees it (``REPLACED``) and goes ahead (> 0; ``math.inf``
+    ignores such requests until the slot times out, as spec §10.1 steps 9 and 10 do)."""
 
     def __post_init__(self) -> None:
         """Validate the fields.
@@ -144,6 +155,8 @@ class NetcodeServerConfig:
             raise ConfigError(
                 f"keep_alive_interval must be > 0 seconds, got {self.keep_alive_interval}"
             )
+        if not self.takeover_after > 0:  # also rejects NaN; math.inf is allowed
+            raise ConfigError(f"takeover_after must be > 0 seconds, got {self.takeover_after}")
         check_endpoint_fields(self.num_disconnect_packets, self.payload_queue_size)
 
 
@@ -534,6 +547,11 @@ class NetcodeServer(NetcodeEndpoint):
             )
         return slot
 
+    def _silent(self, slot: _Slot, now: float) -> bool:
+        """Whether ``slot`` has received nothing for ``takeover_after`` seconds (a connected
+        client sends at least a keep-alive every 0.1 s)."""
+        return now - slot.last_receive >= self._config.takeover_after
+
     def _live_mapping(self, addr: Address, now: float) -> _Mapping | None:
         mapping = self._mappings.get(addr)
         if mapping is None:
@@ -597,16 +615,23 @@ class NetcodeServer(NetcodeEndpoint):
         tag: bytes | None,
         now: float,
     ) -> None:
-        # spec §10.1 steps 9-14 (steps 1-8 already passed).
-        if addr in self._by_address:
+        # spec §10.1 steps 9-14 (steps 1-8 already passed); a silent slot in the way of steps 9
+        # and 10 is replaced once the request has passed step 11.
+        same_address = self._by_address.get(addr)
+        if same_address is not None and not self._silent(same_address, now):
             self._drop(DropReason.ADDRESS_ALREADY_CONNECTED, addr)
             return
-        if identity.client_id in self._by_client_id:
+        same_client = self._by_client_id.get(identity.client_id)
+        if same_client is not None and not self._silent(same_client, now):
             self._drop(DropReason.CLIENT_ID_ALREADY_CONNECTED, addr)
             return
         if tag is not None and self._token_seen_elsewhere(tag, addr):
             self._drop(DropReason.TOKEN_REUSED, addr)
             return
+        if same_address is not None:
+            self._free(same_address, ServerDisconnectReason.REPLACED)
+        if same_client is not None and same_client is not same_address:
+            self._free(same_client, ServerDisconnectReason.REPLACED)
         send = PacketCipher(keys[0]) if keys is not None else None
         if len(self._by_address) >= self._config.max_clients:
             self._deny(send, addr)

@@ -126,6 +126,10 @@ class ServerDisconnectReason(enum.IntEnum):
     """lagless: the client acknowledged too little for a reliable send queue to drain."""
     APPLICATION_ERROR = 6
     """lagless: the application's handler raised while handling this client's event."""
+    REPLACED = 7
+    """lagless: a connection request came from this slot's address, or with its client id, after
+    the slot had been silent for ``NetcodeServerConfig.takeover_after``: its client is gone (it
+    restarted, or its NAT gave the port to another client)."""
 
 
 class ClientDisconnectReason(enum.Enum):
