@@ -162,6 +162,21 @@ def test_client_that_never_acks_is_dropped_alone() -> None:
     assert [e.payload for e in good_events if isinstance(e, MessageReceived)] == [b"still served"]
 
 
+def _token(client_id: int, key: bytes, now_unix: int, *, seed: int) -> bytes:
+    """A connect token for ``SERVER``: 30 s expiry, 5 s timeout, nonce drawn from ``seed``."""
+    return generate_connect_token(
+        public_addresses=[SERVER],
+        protocol_id=PROTOCOL_ID,
+        expire_seconds=30,
+        timeout_seconds=5,
+        client_id=client_id,
+        user_data=b"",
+        private_key=key,
+        now_unix=now_unix,
+        random_bytes=random.Random(seed).randbytes,
+    )
+
+
 def test_handshake_flood_does_not_lock_out_real_clients() -> None:
     bench = Bench()
     server = bench.server.obj
@@ -189,17 +204,7 @@ def test_a_handshake_that_keeps_talking_survives_a_full_table() -> None:
     now = 100.0
 
     def token(client_id: int) -> bytes:
-        return generate_connect_token(
-            public_addresses=[SERVER],
-            protocol_id=PROTOCOL_ID,
-            expire_seconds=30,
-            timeout_seconds=5,
-            client_id=client_id,
-            user_data=b"",
-            private_key=key,
-            now_unix=int(now),
-            random_bytes=random.Random(client_id).randbytes,
-        )
+        return _token(client_id, key, int(now), seed=client_id)
 
     def request(client: NetcodeClient, addr: tuple[str, int], at: float) -> None:
         client.handle_timer(at)
@@ -284,17 +289,7 @@ class Handshakes:
         """A client with a fresh token for ``client_id`` sends its request from ``addr`` at
         ``now``, then its response or first keep-alive 0.11 s and 0.22 s later; replies arrive
         at once."""
-        token = generate_connect_token(
-            public_addresses=[SERVER],
-            protocol_id=PROTOCOL_ID,
-            expire_seconds=30,
-            timeout_seconds=5,
-            client_id=client_id,
-            user_data=b"",
-            private_key=self.KEY,
-            now_unix=100,
-            random_bytes=random.Random(client_id * 1000 + int(now * 10)).randbytes,
-        )
+        token = _token(client_id, self.KEY, 100, seed=client_id * 1000 + int(now * 10))
         client = NetcodeClient(config=NetcodeClientConfig())
         client.connect(token, now)
         for step in range(3):  # request, response, keep-alive: 0.11 s apart, past the 0.1 s
