@@ -1,14 +1,17 @@
 """The C cipher of a compiled build (``lagless.transport._aead``) against libsodium and OpenSSL.
 
-A compiled build seals packets of at most `SMALL_AEAD_BYTES` with it (`lagless.transport.crypto`).
-Under an editable install the module is not built, so the fixture compiles ``_aead.c`` itself:
-these tests run in both CI stages and check the same source.
+A compiled build seals packets of at most `C_AEAD_BYTES` with it (`lagless.transport.crypto`):
+all of them where its AVX2 code runs, `SMALL_AEAD_BYTES` elsewhere. Under an editable install
+the module is not built, so the fixture compiles ``_aead.c`` itself: these tests run in both CI
+stages and check the same source. Every test of the cipher runs twice: on that build, and on one
+compiled with ``LAGLESS_AEAD_SCALAR`` (the portable code alone, as on a CPU without AVX2).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import platform
 import struct
 import sysconfig
 import warnings
@@ -21,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lagless.transport import crypto
-from lagless.transport.crypto import SMALL_AEAD_BYTES, PacketCipher
+from lagless.transport.crypto import C_AEAD_BYTES, C_DATA_LIMIT, SMALL_AEAD_BYTES, PacketCipher
 from lagless.transport.drops import DropReason
 from lagless.transport.packet import payload_associated_data, read_payload_packet
 from lagless.transport.replay import ReplayWindow
@@ -33,11 +36,17 @@ VECTORS = Path(__file__).resolve().parents[1] / "conformance" / "vectors" / "net
 NONCE = struct.Struct("<4xQ")
 
 
-def _build(tmp: Path) -> ModuleType:
-    """Compile ``_aead.c`` into ``tmp`` with setuptools, as setup.py does, and import it."""
+def _build(tmp: Path, *, scalar: bool = False) -> ModuleType:
+    """Compile ``_aead.c`` into ``tmp`` with setuptools, as setup.py does, and import it.
+
+    ``scalar`` leaves the AVX2 code out (``LAGLESS_AEAD_SCALAR``).
+    """
     from setuptools import Distribution, Extension
 
-    ext = Extension("_aead", sources=[str(SOURCE)], extra_compile_args=["-O3"])
+    macros = [("LAGLESS_AEAD_SCALAR", "1")] if scalar else []
+    ext = Extension(
+        "_aead", sources=[str(SOURCE)], extra_compile_args=["-O3"], define_macros=macros
+    )
     dist = Distribution({"name": "aead-test", "ext_modules": [ext]})
     with warnings.catch_warnings():  # Cython's build_ext, when installed, imports distutils
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -55,14 +64,23 @@ def _build(tmp: Path) -> ModuleType:
     return module
 
 
-@pytest.fixture(scope="module")
-def aead(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+def _installed_or_built(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     """The installed ``lagless.transport._aead`` of a compiled build, or one built from source."""
     try:
         from lagless.transport import _aead
     except ImportError:
         return _build(tmp_path_factory.mktemp("aead"))
     return _aead
+
+
+@pytest.fixture(scope="module", params=["as built", "portable"])
+def aead(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    """The cipher as a build gives it (AVX2 where the CPU has it), then its portable code alone."""
+    if request.param == "portable":
+        module = _build(tmp_path_factory.mktemp("aead-scalar"), scalar=True)
+        assert module.VECTORIZED is False
+        return module
+    return _installed_or_built(tmp_path_factory)
 
 
 def _reference(key: bytes, sequence: int, plaintext: bytes, aad: bytes | None) -> bytes:
@@ -156,7 +174,9 @@ def test_any_flipped_bit_or_other_context_fails(
     )
 
 
-@pytest.mark.parametrize("size", [0, 1, 15, 16, 17, 63, 64, 65, 128, 1024])
+@pytest.mark.parametrize(
+    "size", [0, 1, 15, 16, 17, 63, 64, 65, 112, 127, 128, 129, 191, 192, 256, 257, 1024, 1200]
+)
 def test_the_poly1305_reduction_edges(aead: ModuleType, size: int) -> None:
     """All-ones inputs drive the accumulator to its largest values before the final reduction."""
     for key in (b"\xff" * 32, bytes(32)):
@@ -234,8 +254,34 @@ def test_payload_hot_path_through_the_small_cipher(aead: ModuleType, size: int) 
 
 
 def test_a_compiled_build_uses_it() -> None:
-    """A compiled core seals small packets in C; a pure one leaves everything to cryptography."""
+    """A compiled core seals packets in C; a pure one leaves everything to cryptography."""
     from lagless.transport import compiled
 
     assert (crypto.SMALL_AEAD is not None) == compiled()
     assert (PacketCipher(bytes(32)).small is not None) == compiled()
+    assert (C_AEAD_BYTES > 0) == compiled()
+
+
+def _cpu_has_avx2() -> bool:
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return " avx2" in flags
+
+
+def test_the_vector_code_runs_where_the_cpu_has_avx2(tmp_path: Path) -> None:
+    """Built as setup.py builds it, the module runs AVX2 exactly on x86-64 CPUs that have it."""
+    module = _build(tmp_path)
+    expected = platform.machine() in ("x86_64", "AMD64") and _cpu_has_avx2()
+    assert module.VECTORIZED is expected
+
+
+def test_every_packet_goes_through_c_with_the_vector_code() -> None:
+    """With AVX2 the C cipher takes packets of every size; without, up to SMALL_AEAD_BYTES."""
+    try:
+        from lagless.transport import _aead
+    except ImportError:
+        assert C_AEAD_BYTES == 0
+        return
+    assert (C_DATA_LIMIT if _aead.VECTORIZED else SMALL_AEAD_BYTES) == C_AEAD_BYTES
