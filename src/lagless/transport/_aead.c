@@ -235,10 +235,6 @@ typedef struct {
     uint32_t s[4]; /* r[1..4] * 5 */
     uint32_t h[5];
     uint32_t pad[4];
-#ifdef HAVE_AVX2_PATH
-    int have_powers;
-    uint32_t powers[4][5]; /* r, r^2, r^3, r^4, for four blocks in flight at once */
-#endif
 } poly_state;
 
 static void poly_init(poly_state *p, const uint8_t key[32]) {
@@ -253,65 +249,50 @@ static void poly_init(poly_state *p, const uint8_t key[32]) {
         p->pad[i] = load32(key + 16 + 4 * i);
     }
     memset(p->h, 0, sizeof p->h);
-#ifdef HAVE_AVX2_PATH
-    p->have_powers = 0;
-#endif
 }
 
-static void poly_blocks_scalar(poly_state *p, const uint8_t *m, size_t blocks) {
-    const uint32_t mask = 0x3ffffff;
-    const uint64_t r0 = p->r[0], r1 = p->r[1], r2 = p->r[2], r3 = p->r[3], r4 = p->r[4];
-    const uint64_t s1 = p->s[0], s2 = p->s[1], s3 = p->s[2], s4 = p->s[3];
-    uint32_t h0 = p->h[0], h1 = p->h[1], h2 = p->h[2], h3 = p->h[3], h4 = p->h[4];
-    while (blocks-- > 0) {
-        h0 += load32(m + 0) & mask;
-        h1 += (load32(m + 3) >> 2) & mask;
-        h2 += (load32(m + 6) >> 4) & mask;
-        h3 += (load32(m + 9) >> 6) & mask;
-        h4 += (load32(m + 12) >> 8) | (1u << 24);
-        uint64_t d0 = h0 * r0 + h1 * s4 + h2 * s3 + h3 * s2 + (uint64_t)h4 * s1;
-        uint64_t d1 = h0 * r1 + h1 * r0 + h2 * s4 + h3 * s3 + (uint64_t)h4 * s2;
-        uint64_t d2 = h0 * r2 + h1 * r1 + h2 * r0 + h3 * s4 + (uint64_t)h4 * s3;
-        uint64_t d3 = h0 * r3 + h1 * r2 + h2 * r1 + h3 * r0 + (uint64_t)h4 * s4;
-        uint64_t d4 = h0 * r4 + h1 * r3 + h2 * r2 + h3 * r1 + (uint64_t)h4 * r0;
-        uint64_t c;
-        c = d0 >> 26; h0 = (uint32_t)d0 & mask; d1 += c;
-        c = d1 >> 26; h1 = (uint32_t)d1 & mask; d2 += c;
-        c = d2 >> 26; h2 = (uint32_t)d2 & mask; d3 += c;
-        c = d3 >> 26; h3 = (uint32_t)d3 & mask; d4 += c;
-        c = d4 >> 26; h4 = (uint32_t)d4 & mask;
-        c = h0 + c * 5; /* c < 2^36: 64-bit */
-        h0 = (uint32_t)c & mask;
-        h1 += (uint32_t)(c >> 26);
-        m += 16;
-    }
-    p->h[0] = h0; p->h[1] = h1; p->h[2] = h2; p->h[3] = h3; p->h[4] = h4;
-}
-
-#ifdef HAVE_AVX2_PATH
-/* out = a * b mod 2^130 - 5, limbs below 2^26 but out[1] (below 2^26 + 2^11). */
-static void poly_mul(const uint32_t a[5], const uint32_t b[5], uint32_t out[5]) {
+/* out = a * r mod 2^130 - 5 with s = r[1..4] * 5; limbs below 2^26 but out[1] (below
+ * 2^26 + 2^11). `out` may be `a`. */
+static inline void poly_mul(const uint32_t a[5], const uint32_t r[5], const uint32_t s[4],
+                            uint32_t out[5]) {
     const uint64_t mask = 0x3ffffff;
-    const uint64_t b0 = b[0], b1 = b[1], b2 = b[2], b3 = b[3], b4 = b[4];
-    const uint64_t s1 = b1 * 5, s2 = b2 * 5, s3 = b3 * 5, s4 = b4 * 5;
+    const uint64_t r0 = r[0], r1 = r[1], r2 = r[2], r3 = r[3], r4 = r[4];
+    const uint64_t s1 = s[0], s2 = s[1], s3 = s[2], s4 = s[3];
     const uint64_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], a4 = a[4];
-    uint64_t d0 = a0 * b0 + a1 * s4 + a2 * s3 + a3 * s2 + a4 * s1;
-    uint64_t d1 = a0 * b1 + a1 * b0 + a2 * s4 + a3 * s3 + a4 * s2;
-    uint64_t d2 = a0 * b2 + a1 * b1 + a2 * b0 + a3 * s4 + a4 * s3;
-    uint64_t d3 = a0 * b3 + a1 * b2 + a2 * b1 + a3 * b0 + a4 * s4;
-    uint64_t d4 = a0 * b4 + a1 * b3 + a2 * b2 + a3 * b1 + a4 * b0;
+    uint64_t d0 = a0 * r0 + a1 * s4 + a2 * s3 + a3 * s2 + a4 * s1;
+    uint64_t d1 = a0 * r1 + a1 * r0 + a2 * s4 + a3 * s3 + a4 * s2;
+    uint64_t d2 = a0 * r2 + a1 * r1 + a2 * r0 + a3 * s4 + a4 * s3;
+    uint64_t d3 = a0 * r3 + a1 * r2 + a2 * r1 + a3 * r0 + a4 * s4;
+    uint64_t d4 = a0 * r4 + a1 * r3 + a2 * r2 + a3 * r1 + a4 * r0;
     uint64_t c;
     c = d0 >> 26; d0 &= mask; d1 += c;
     c = d1 >> 26; d1 &= mask; d2 += c;
     c = d2 >> 26; d2 &= mask; d3 += c;
     c = d3 >> 26; d3 &= mask; d4 += c;
     c = d4 >> 26; d4 &= mask;
-    d0 += c * 5;
+    d0 += c * 5; /* c < 2^36: 64-bit */
     c = d0 >> 26; d0 &= mask; d1 += c;
     out[0] = (uint32_t)d0; out[1] = (uint32_t)d1; out[2] = (uint32_t)d2;
     out[3] = (uint32_t)d3; out[4] = (uint32_t)d4;
 }
 
+static void poly_blocks_scalar(poly_state *p, const uint8_t *m, size_t blocks) {
+    const uint32_t mask = 0x3ffffff;
+    uint32_t h[5];
+    memcpy(h, p->h, sizeof h);
+    while (blocks-- > 0) {
+        h[0] += load32(m + 0) & mask;
+        h[1] += (load32(m + 3) >> 2) & mask;
+        h[2] += (load32(m + 6) >> 4) & mask;
+        h[3] += (load32(m + 9) >> 6) & mask;
+        h[4] += (load32(m + 12) >> 8) | (1u << 24);
+        poly_mul(h, p->r, p->s, h);
+        m += 16;
+    }
+    memcpy(p->h, h, sizeof h);
+}
+
+#ifdef HAVE_AVX2_PATH
 /* The five 26-bit limbs of four consecutive blocks, block j in 64-bit lane j. */
 AVX2 static inline void poly_load4(const uint8_t *m, __m256i limbs[5]) {
     uint64_t l[5][4];
@@ -366,14 +347,11 @@ AVX2 static inline void poly_step4(__m256i h[5], const __m256i m[5], const __m25
  * blocks 4g + j and is multiplied by r^4 after each, but after the last run by r^(4 - j), so
  * the lanes' sum is the scalar rule's h r^4g + m0 r^4g + m1 r^(4g-1) + ... (RFC 8439 2.5). */
 AVX2 static void poly_blocks4(poly_state *p, const uint8_t *m, size_t groups) {
-    if (!p->have_powers) {
-        memcpy(p->powers[0], p->r, sizeof p->powers[0]);
-        for (int k = 1; k < 4; k++) {
-            poly_mul(p->powers[k - 1], p->r, p->powers[k]);
-        }
-        p->have_powers = 1;
+    uint32_t pw[4][5]; /* r, r^2, r^3, r^4 */
+    memcpy(pw[0], p->r, sizeof pw[0]);
+    for (int k = 1; k < 4; k++) {
+        poly_mul(pw[k - 1], p->r, p->s, pw[k]);
     }
-    const uint32_t(*pw)[5] = (const uint32_t(*)[5])p->powers;
     __m256i k4[5], s4[5], last[5], slast[5], h[5], msg[5];
     for (int i = 0; i < 5; i++) {
         k4[i] = _mm256_set1_epi64x(pw[3][i]);
