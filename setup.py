@@ -43,7 +43,7 @@ COMPILED = [
         "server",
         "client",
     )
-]
+] + [f"src/lagless/io/{name}.py" for name in ("drive", "driver", "offload")]
 
 SMALL_AEAD = Extension(
     "lagless.transport._aead",

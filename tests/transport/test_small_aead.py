@@ -1,10 +1,12 @@
 """The C cipher of a compiled build (``lagless.transport._aead``) against libsodium and OpenSSL.
 
 A compiled build seals packets of at most `C_AEAD_BYTES` with it (`lagless.transport.crypto`):
-all of them where its AVX2 code runs, `SMALL_AEAD_BYTES` elsewhere. Under an editable install
+all of them where its vector code runs, `SMALL_AEAD_BYTES` elsewhere. Under an editable install
 the module is not built, so the fixture compiles ``_aead.c`` itself: these tests run in both CI
-stages and check the same source. Every test of the cipher runs twice: on that build, and on one
-compiled with ``LAGLESS_AEAD_SCALAR`` (the portable code alone, as on a CPU without AVX2).
+stages and check the same source. Every test of the cipher runs three times: on that build (its
+AVX-512 code on a CPU that has it), on one compiled with ``LAGLESS_AEAD_NO_AVX512`` (AVX2 at
+most, as on a CPU without AVX-512) and on one compiled with ``LAGLESS_AEAD_SCALAR`` (the portable
+code alone, as on a CPU without AVX2).
 """
 
 from __future__ import annotations
@@ -36,14 +38,15 @@ VECTORS = Path(__file__).resolve().parents[1] / "conformance" / "vectors" / "net
 NONCE = struct.Struct("<4xQ")
 
 
-def _build(tmp: Path, *, scalar: bool = False) -> ModuleType:
+def _build(tmp: Path, *, leave_out: str | None = None) -> ModuleType:
     """Compile ``_aead.c`` into ``tmp`` with setuptools, as setup.py does, and import it.
 
-    ``scalar`` leaves the AVX2 code out (``LAGLESS_AEAD_SCALAR``).
+    ``leave_out`` names a macro that leaves vector code out: ``LAGLESS_AEAD_NO_AVX512`` (the
+    AVX-512 code) or ``LAGLESS_AEAD_SCALAR`` (all of it).
     """
     from setuptools import Distribution, Extension
 
-    macros = [("LAGLESS_AEAD_SCALAR", "1")] if scalar else []
+    macros = [(leave_out, "1")] if leave_out else []
     ext = Extension(
         "_aead", sources=[str(SOURCE)], extra_compile_args=["-O3"], define_macros=macros
     )
@@ -73,12 +76,17 @@ def _installed_or_built(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     return _aead
 
 
-@pytest.fixture(scope="module", params=["as built", "portable"])
+@pytest.fixture(scope="module", params=["as built", "no AVX-512", "portable"])
 def aead(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
-    """The cipher as a build gives it (AVX2 where the CPU has it), then its portable code alone."""
+    """The cipher as a build gives it, then without its AVX-512 code, then its portable code."""
     if request.param == "portable":
-        module = _build(tmp_path_factory.mktemp("aead-scalar"), scalar=True)
+        module = _build(tmp_path_factory.mktemp("aead-scalar"), leave_out="LAGLESS_AEAD_SCALAR")
         assert module.VECTORIZED is False
+        assert module.AVX512 is False
+        return module
+    if request.param == "no AVX-512":
+        module = _build(tmp_path_factory.mktemp("aead-avx2"), leave_out="LAGLESS_AEAD_NO_AVX512")
+        assert module.AVX512 is False
         return module
     return _installed_or_built(tmp_path_factory)
 
@@ -262,19 +270,51 @@ def test_a_compiled_build_uses_it() -> None:
     assert (C_AEAD_BYTES > 0) == compiled()
 
 
-def _cpu_has_avx2() -> bool:
+def _cpu_flags() -> set[str]:
+    """The first CPU's feature flags in ``/proc/cpuinfo`` (empty where there is none)."""
     try:
-        flags = Path("/proc/cpuinfo").read_text()
+        text = Path("/proc/cpuinfo").read_text()
     except OSError:
-        return False
-    return " avx2" in flags
+        return set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return set(line.partition(":")[2].split())
+    return set()
 
 
-def test_the_vector_code_runs_where_the_cpu_has_avx2(tmp_path: Path) -> None:
-    """Built as setup.py builds it, the module runs AVX2 exactly on x86-64 CPUs that have it."""
+def test_the_vector_code_runs_where_the_cpu_has_it(tmp_path: Path) -> None:
+    """Built as setup.py builds it, the module runs AVX2 exactly on x86-64 CPUs that have it, and
+    its AVX-512 code exactly on those that also have AVX-512 F and BW."""
     module = _build(tmp_path)
-    expected = platform.machine() in ("x86_64", "AMD64") and _cpu_has_avx2()
-    assert module.VECTORIZED is expected
+    flags = _cpu_flags() if platform.machine() in ("x86_64", "AMD64") else set()
+    assert module.VECTORIZED is ("avx2" in flags)
+    assert module.AVX512 is ({"avx2", "avx512f", "avx512bw"} <= flags)
+
+
+# every length where the vector code changes how it cuts the data: ChaCha20 passes of 4 and 16
+# blocks (64 bytes each; the first pass also makes the Poly1305 key, block 0) and Poly1305 runs
+# of 4 and 8 blocks (16 bytes each, from 8 and 16 blocks on)
+PASS_EDGES = sorted(
+    {
+        edge + delta
+        for edge in (64, 128, 192, 256, 448, 512, 960, 1024, 1088, 1984, 2048, 3008)
+        for delta in (-1, 0, 1)
+    }
+    | {n * 16 + delta for n in (7, 8, 15, 16, 23, 24) for delta in (-1, 0, 1)}
+)
+
+
+@pytest.mark.parametrize("size", PASS_EDGES)
+def test_every_pass_boundary_matches_openssl(aead: ModuleType, size: int) -> None:
+    """Seal and open at every length where a pass or a run starts or ends, with and without
+    associated data, against OpenSSL; a flipped last byte fails."""
+    key = bytes(range(100, 132))
+    plaintext = bytes((7 * i + size) & 0xFF for i in range(size))
+    for aad in (b"", b"associated data of 29 bytes!!"):
+        sealed = aead.seal(key, size, plaintext, aad)
+        assert sealed == _reference(key, size, plaintext, aad)
+        assert aead.open(key, size, sealed, aad) == plaintext
+        assert aead.open(key, size, sealed[:-1] + bytes([sealed[-1] ^ 1]), aad) is None
 
 
 def test_every_packet_goes_through_c_with_the_vector_code() -> None:

@@ -74,7 +74,6 @@ import logging
 import selectors
 import socket
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
@@ -82,12 +81,12 @@ from typing import Final, Generic, TypeVar
 
 from lagless._types import Address, SansIO
 from lagless.errors import ConfigError, LocalProtocolError
-from lagless.io.drive import pump_batch
-from lagless.io.offload import DatagramWriter, drain_segments, enable_gro
+from lagless.io.driver import ERROR_LOG_EVERY as ERROR_LOG_EVERY
+from lagless.io.driver import ERROR_RETRY as ERROR_RETRY
+from lagless.io.driver import LOGGED_ERRORS as LOGGED_ERRORS
+from lagless.io.driver import Driver
 from lagless.io.udp import (
     DRAIN_BATCH,
-    drain,
-    format_hostport,
     is_stock_loop,
     open_udp_socket,
     timer_slack,
@@ -98,9 +97,6 @@ R = TypeVar("R")
 
 POLL_BATCH: Final = 1024  # datagrams drained per PollEndpoint.pump() call at most
 DEFAULT_MAX_EVENTS: Final = 4096  # events an AsyncEndpoint queues before it stops reading
-LOGGED_ERRORS: Final = 10  # errors per endpoint logged with a traceback before thinning out
-ERROR_LOG_EVERY: Final = 1000  # after LOGGED_ERRORS, log only every this-many-th error
-ERROR_RETRY: Final = 0.01  # seconds before a timer or pump that raised is tried again
 
 _log = logging.getLogger("lagless.io")
 
@@ -127,132 +123,10 @@ class EndpointStatistics:
     """System calls that sent two datagrams or more (UDP segmentation offload, Linux only)."""
 
 
-class _Driver(Generic[T]):
-    """What both front ends share: feed datagrams and timers to the object, send its output.
-
-    No method lets an exception from the object escape; see the module docstring.
-    """
-
-    def __init__(
-        self,
-        obj: T,
-        sock: socket.socket,
-        clock: Callable[[], float],
-        *,
-        offload: bool = True,
-    ) -> None:
-        self.obj = obj
-        self.sock = sock
-        self._clock = clock
-        # UDP segmentation offload (lagless.io.offload): trains out, runs in, where Linux has them
-        self.writer = DatagramWriter(sock, gso=None if offload else False)
-        self._drain = drain_segments if offload and enable_gro(sock) else drain
-        self._name = format_hostport(self.address)
-        # the batch form of next_event, when the object has one (see lagless._types.SansIO)
-        self._take: Callable[[], list[object]] | None = getattr(obj, "take_events", None)
-        self.events: deque[object] = deque()
-        self.due: float | None = None  # the object's next deadline (s), as it last said
-        self.wake_at: float | None = None  # when the driver must next call on_timer (s)
-        self._retry = False  # an input since the last pump raised: do not re-fire at once
-        self.datagrams = 0
-        self.pumps = 0
-        self.errors = 0
-
-    @property
-    def address(self) -> Address:
-        """The local address the socket is bound to."""
-        host, port = self.sock.getsockname()[:2]
-        return (str(host), int(port))
-
-    def now(self) -> float:
-        """The driver's clock, seconds."""
-        return self._clock()
-
-    def receive(self, limit: int) -> int:
-        """Feed up to ``limit`` waiting datagrams to the object without pumping; return how many."""
-        before = self.datagrams
-        try:
-            self._drain(self.sock, self._feed, limit)
-        except OSError:
-            self.error("reading the socket")
-        return self.datagrams - before
-
-    def on_timer(self) -> None:
-        """Run the object's timer if it is due, then pump."""
-        now = self._clock()
-        if self.due is not None and now >= self.due:
-            try:
-                self.obj.handle_timer(now)
-            except Exception:
-                self.error("handle_timer")
-                self._retry = True
-        self.flush()
-
-    def flush(self) -> None:
-        """Pump the object: send its datagrams, read its deadline, queue its events."""
-        now = self._clock()
-        self.pumps += 1
-        try:
-            due = pump_batch(self.obj, now, self.writer.send_all)
-        except Exception:
-            self.error("pumping")
-            self._retry = True
-            due = self._next_timer_after_error()
-        self.take_events()
-        self.due = due
-        if self._retry and (due is None or due <= now):
-            self.wake_at = now + ERROR_RETRY
-        else:
-            self.wake_at = due
-        self._retry = False
-
-    def take_events(self) -> None:
-        """Move the object's waiting events to ``events`` (no pump: nothing is sent)."""
-        try:
-            if self._take is not None:
-                self.events.extend(self._take())
-                return
-            event = self.obj.next_event()
-            while event is not None:
-                self.events.append(event)
-                event = self.obj.next_event()
-        except Exception:
-            self.error("taking its events")
-
-    def error(self, where: str) -> None:
-        """Count the exception being handled and log it (call only inside ``except``)."""
-        self.errors += 1
-        count = self.errors
-        if count <= LOGGED_ERRORS or count % ERROR_LOG_EVERY == 0:
-            _log.error(
-                "endpoint %s: %s raised (error %d; the first %d are logged, then every %d-th)",
-                self._name,
-                where,
-                count,
-                LOGGED_ERRORS,
-                ERROR_LOG_EVERY,
-                exc_info=True,
-            )
-
-    def _feed(self, data: bytes, addr: Address) -> None:
-        self.datagrams += 1
-        try:
-            self.obj.receive_datagram(data, addr, self._clock())
-        except Exception:
-            self.error("receive_datagram")
-
-    def _next_timer_after_error(self) -> float | None:
-        try:
-            return self.obj.next_timer()
-        except Exception:
-            self.error("next_timer")
-            return None
-
-
 class _FrontEnd(Generic[T]):
     """What both front ends offer the application: the object, its address, clock and verbs."""
 
-    _driver: _Driver[T]
+    _driver: Driver[T]
 
     @property
     def obj(self) -> T:
@@ -347,7 +221,7 @@ class AsyncEndpoint(_FrontEnd[T]):
         self._loop = loop
         # the stock loop's time() is time.monotonic() behind a Python frame: call it directly
         clock = time.monotonic if is_stock_loop(loop) else loop.time
-        self._driver = _Driver(obj, sock, clock, offload=offload)
+        self._driver = Driver(obj, sock, clock, offload=offload)
         self._timer_slack = timer_slack(loop)
         self._max_events = max_events
         self._resume_events = resume_events
@@ -793,7 +667,7 @@ class PollEndpoint(_FrontEnd[T]):
         offload: bool = True,
     ) -> None:
         sock = open_udp_socket(local, field="local")
-        self._driver = _Driver(obj, sock, clock, offload=offload)
+        self._driver = Driver(obj, sock, clock, offload=offload)
         self._selector = selectors.DefaultSelector()
         self._selector.register(sock, selectors.EVENT_READ)
         self._closed = False

@@ -6,12 +6,14 @@
  * `cryptography` costs about 40 microseconds the first time it runs after the process slept (its
  * code spans many pages), which is most of a 60 Hz round trip's excess over raw UDP; warm, it
  * spends more on setting up OpenSSL's context per call than on the cipher for packets of any
- * size. This file is a few kilobytes of straight-line code: portable C for every CPU, and on
- * x86-64 CPUs with AVX2 four ChaCha20 blocks and four Poly1305 blocks at a time (1100 bytes
- * sealed in 1.7 microseconds against cryptography's 2.7 on the 2-core VM). It is built only
- * with the compiled core; `lagless.transport.crypto` falls back to `cryptography` without it, and
- * the tests check both builds (with and without AVX2) against RFC 8439's vectors, the netcode
- * reference's packets and OpenSSL.
+ * size. This file is a few kilobytes of straight-line code: portable C for every CPU; on x86-64
+ * CPUs with AVX2, four ChaCha20 blocks and four Poly1305 blocks at a time; with AVX-512 (F and
+ * BW) as well, sixteen ChaCha20 blocks and eight Poly1305 blocks at a time (1040 bytes sealed in
+ * 1.0 microseconds with AVX-512, 1.7 with AVX2 alone, against cryptography's 2.7 on the 2-core
+ * VM; docs/compiled.md). The code is chosen once, at import, from what the CPU reports. It is
+ * built only with the compiled core; `lagless.transport.crypto` falls back to `cryptography`
+ * without it, and the tests check three builds (as built, without AVX-512, portable only)
+ * against RFC 8439's vectors, the netcode reference's packets and OpenSSL.
  *
  * Python API (module lagless.transport._aead):
  *   seal(key: bytes, sequence: int, plaintext: bytes, aad: bytes) -> bytes   ciphertext || tag
@@ -20,7 +22,8 @@
  * raising on bad input; both raise TypeError/ValueError/OverflowError on wrong argument types,
  * a key that is not 32 bytes, a sequence outside [0, 2^64) or data beyond the 32-bit block
  * counter (2^38 - 64 bytes). Neither releases the GIL: a packet takes a microsecond or two.
- *   VECTORIZED: bool   whether this build runs the AVX2 code on this CPU
+ *   VECTORIZED: bool   whether this build runs vector code (AVX2 at least) on this CPU
+ *   AVX512: bool       whether it runs the AVX-512 code (LAGLESS_AEAD_NO_AVX512 leaves it out)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -28,18 +31,22 @@
 #include <string.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(LAGLESS_AEAD_SCALAR)
-/* Four ChaCha20 blocks and four Poly1305 blocks at a time in AVX2, compiled for it whatever the
- * build's flags and used only where the CPU has it (checked once, at import; the module's
- * VECTORIZED tells). Defining LAGLESS_AEAD_SCALAR leaves it out (the tests build both). */
+/* The vector code (AVX2, and AVX-512 F and BW), compiled for those instruction sets whatever the
+ * build's flags and used only where the CPU has them (checked once, at import; the module's
+ * VECTORIZED and AVX512 tell). LAGLESS_AEAD_SCALAR leaves all of it out, LAGLESS_AEAD_NO_AVX512
+ * the AVX-512 part (the tests build all three). */
 #define HAVE_AVX2_PATH 1
 #include <immintrin.h>
 static int have_avx2;
+static int have_avx512;
 #define AVX2 __attribute__((target("avx2")))
+#define AVX512 __attribute__((target("avx512f,avx512bw")))
 #endif
 
 #define KEY_BYTES 32
 #define TAG_BYTES 16
 #define BLOCK_BYTES 64
+#define AVX512_MIN_BYTES 512 /* from eight blocks on, one pass of sixteen costs less than passes of four */
 #define MAX_DATA_BYTES (((uint64_t)1 << 38) - 64) /* the 32-bit block counter's reach */
 
 static inline uint32_t load32(const uint8_t *p) {
@@ -118,49 +125,57 @@ static inline void xor_into(uint8_t *out, const uint8_t *in, const uint8_t *stre
 }
 
 #ifdef HAVE_AVX2_PATH
-AVX2 static inline __m256i rotl16(__m256i v) {
-    const __m256i shuffle = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,
-                                             2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
-    return _mm256_shuffle_epi8(v, shuffle);
+/* Rotate every 32-bit word left by n (a constant): one byte shuffle for 16 and 8, two shifts
+ * and an OR otherwise (AVX2 has no rotate). */
+AVX2 static inline __m256i rotl256(__m256i v, int n) {
+    if (n == 16) {
+        return _mm256_shuffle_epi8(v, _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14,
+                                                       15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10,
+                                                       11, 8, 9, 14, 15, 12, 13));
+    }
+    if (n == 8) {
+        return _mm256_shuffle_epi8(v, _mm256_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15,
+                                                       12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8,
+                                                       9, 10, 15, 12, 13, 14));
+    }
+    return _mm256_or_si256(_mm256_slli_epi32(v, n), _mm256_srli_epi32(v, 32 - n));
 }
 
-AVX2 static inline __m256i rotl8(__m256i v) {
-    const __m256i shuffle = _mm256_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14,
-                                             3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
-    return _mm256_shuffle_epi8(v, shuffle);
-}
-
-#define ROTL_SHIFT(v, n) _mm256_or_si256(_mm256_slli_epi32(v, n), _mm256_srli_epi32(v, 32 - (n)))
-
-/* One ChaCha20 quarter round on every column of rows a, b, c, d (two blocks, one per 128-bit
- * half); with the rows rotated by DIAGONALIZE, on every diagonal. */
-#define ROWS_QUARTER(a, b, c, d)                                                                   \
+/* One ChaCha20 quarter round on a, b, c, d with a vector width's add, xor and rotate: on word
+ * registers (one word of many blocks each), or on row registers (one row of a block per 128-bit
+ * lane: every column at once, and every diagonal after DIAGONALIZE). */
+#define VEC_QUARTER(add, xor, rotl, a, b, c, d)                                                   \
     do {                                                                                           \
-        a = _mm256_add_epi32(a, b); d = rotl16(_mm256_xor_si256(d, a));                            \
-        c = _mm256_add_epi32(c, d); b = _mm256_xor_si256(b, c); b = ROTL_SHIFT(b, 12);             \
-        a = _mm256_add_epi32(a, b); d = rotl8(_mm256_xor_si256(d, a));                             \
-        c = _mm256_add_epi32(c, d); b = _mm256_xor_si256(b, c); b = ROTL_SHIFT(b, 7);              \
+        a = add(a, b); d = rotl(xor(d, a), 16);                                                    \
+        c = add(c, d); b = rotl(xor(b, c), 12);                                                    \
+        a = add(a, b); d = rotl(xor(d, a), 8);                                                     \
+        c = add(c, d); b = rotl(xor(b, c), 7);                                                     \
     } while (0)
 
-#define DIAGONALIZE(b, c, d)                                                                       \
+/* Rotate rows b, c, d of every 128-bit lane by one, two and three words, so that the columns
+ * become the diagonals; UNDIAGONALIZE turns them back. */
+#define DIAGONALIZE(shuffle, b, c, d)                                                              \
     do {                                                                                           \
-        b = _mm256_shuffle_epi32(b, 0x39);                                                         \
-        c = _mm256_shuffle_epi32(c, 0x4e);                                                         \
-        d = _mm256_shuffle_epi32(d, 0x93);                                                         \
+        b = shuffle(b, 0x39);                                                                      \
+        c = shuffle(c, 0x4e);                                                                      \
+        d = shuffle(d, 0x93);                                                                      \
+    } while (0)
+#define UNDIAGONALIZE(shuffle, b, c, d)                                                            \
+    do {                                                                                           \
+        b = shuffle(b, 0x93);                                                                      \
+        c = shuffle(c, 0x4e);                                                                      \
+        d = shuffle(d, 0x39);                                                                      \
     } while (0)
 
-#define UNDIAGONALIZE(b, c, d)                                                                     \
-    do {                                                                                           \
-        b = _mm256_shuffle_epi32(b, 0x93);                                                         \
-        c = _mm256_shuffle_epi32(c, 0x4e);                                                         \
-        d = _mm256_shuffle_epi32(d, 0x39);                                                         \
-    } while (0)
+#define QUARTER256(a, b, c, d) VEC_QUARTER(_mm256_add_epi32, _mm256_xor_si256, rotl256, a, b, c, d)
 
-/* XOR n <= 256 bytes of `in` into `out` with the four keystream blocks at counters w[12] ..
- * w[12] + 3; the counter then moves on by four. Two sets of four rows, each row register
- * holding one row of two blocks, so the state stays in registers and each block's 64 bytes come
- * out in order (no transposition). */
-AVX2 static void chacha_xor4(chacha_state *s, const uint8_t *in, uint8_t *out, size_t n) {
+/* XOR n bytes of `in` into `out` with the four keystream blocks at counters w[12] .. w[12] + 3;
+ * the counter then moves on by four. With `block0`, the first block goes there instead (the
+ * Poly1305 key) and n <= 192, else n <= 256. Two sets of four rows, each row register holding one
+ * row of two blocks, so the state stays in registers and each block's 64 bytes come out in order
+ * (no transposition). */
+AVX2 static void chacha_xor4(chacha_state *s, const uint8_t *in, uint8_t *out, size_t n,
+                             uint8_t *block0) {
     const __m256i a0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)&s->w[0]));
     const __m256i b0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)&s->w[4]));
     const __m256i c0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)&s->w[8]));
@@ -171,14 +186,14 @@ AVX2 static void chacha_xor4(chacha_state *s, const uint8_t *in, uint8_t *out, s
     __m256i a = a0, b = b0, c = c0, d = d0;
     __m256i e = a0, f = b0, g = c0, h = d1;
     for (int i = 0; i < 10; i++) {
-        ROWS_QUARTER(a, b, c, d);
-        ROWS_QUARTER(e, f, g, h);
-        DIAGONALIZE(b, c, d);
-        DIAGONALIZE(f, g, h);
-        ROWS_QUARTER(a, b, c, d);
-        ROWS_QUARTER(e, f, g, h);
-        UNDIAGONALIZE(b, c, d);
-        UNDIAGONALIZE(f, g, h);
+        QUARTER256(a, b, c, d);
+        QUARTER256(e, f, g, h);
+        DIAGONALIZE(_mm256_shuffle_epi32, b, c, d);
+        DIAGONALIZE(_mm256_shuffle_epi32, f, g, h);
+        QUARTER256(a, b, c, d);
+        QUARTER256(e, f, g, h);
+        UNDIAGONALIZE(_mm256_shuffle_epi32, b, c, d);
+        UNDIAGONALIZE(_mm256_shuffle_epi32, f, g, h);
     }
     a = _mm256_add_epi32(a, a0); b = _mm256_add_epi32(b, b0);
     c = _mm256_add_epi32(c, c0); d = _mm256_add_epi32(d, d0);
@@ -190,7 +205,7 @@ AVX2 static void chacha_xor4(chacha_state *s, const uint8_t *in, uint8_t *out, s
         _mm256_permute2x128_si256(e, f, 0x20), _mm256_permute2x128_si256(g, h, 0x20),
         _mm256_permute2x128_si256(e, f, 0x31), _mm256_permute2x128_si256(g, h, 0x31),
     };
-    if (n == sizeof stream) {
+    if (block0 == NULL && n == sizeof stream) {
         for (int i = 0; i < 8; i++) {
             __m256i m = _mm256_loadu_si256((const __m256i *)(in + 32 * i));
             _mm256_storeu_si256((__m256i *)(out + 32 * i), _mm256_xor_si256(m, stream[i]));
@@ -198,19 +213,158 @@ AVX2 static void chacha_xor4(chacha_state *s, const uint8_t *in, uint8_t *out, s
     } else {
         uint8_t bytes[sizeof stream];
         memcpy(bytes, stream, sizeof stream);
-        xor_into(out, in, bytes, n);
+        size_t skip = 0;
+        if (block0 != NULL) {
+            memcpy(block0, bytes, BLOCK_BYTES);
+            skip = BLOCK_BYTES;
+        }
+        xor_into(out, in, bytes + skip, n);
     }
     s->w[12] += 4;
+}
+
+#define ROTL512(v, n) _mm512_rol_epi32(v, n)
+#define SHUFFLE512(v, imm) _mm512_shuffle_epi32(v, (_MM_PERM_ENUM)(imm))
+#define QUARTER512(a, b, c, d) VEC_QUARTER(_mm512_add_epi32, _mm512_xor_si512, ROTL512, a, b, c, d)
+
+/* Four registers whose 128-bit lane j holds quarter q of block j (q = 0..3, one register per
+ * quarter) into four registers holding one whole block each, in place. */
+AVX512 static inline void blocks_from_quarters(__m512i q[4]) {
+    __m512i u0 = _mm512_shuffle_i32x4(q[0], q[1], 0x44), u1 = _mm512_shuffle_i32x4(q[0], q[1], 0xee);
+    __m512i u2 = _mm512_shuffle_i32x4(q[2], q[3], 0x44), u3 = _mm512_shuffle_i32x4(q[2], q[3], 0xee);
+    q[0] = _mm512_shuffle_i32x4(u0, u2, 0x88);
+    q[1] = _mm512_shuffle_i32x4(u0, u2, 0xdd);
+    q[2] = _mm512_shuffle_i32x4(u1, u3, 0x88);
+    q[3] = _mm512_shuffle_i32x4(u1, u3, 0xdd);
+}
+
+/* XOR n bytes of `in` into `out` with `count` keystream blocks; with `block0`, block[0] goes
+ * there instead and the data takes the blocks after it. The last block may be partial (masked). */
+AVX512 static inline void xor_blocks512(const __m512i *block, int count, const uint8_t *in,
+                                        uint8_t *out, size_t n, uint8_t *block0) {
+    int j = 0;
+    if (block0 != NULL) {
+        _mm512_storeu_si512((void *)block0, block[0]);
+        j = 1;
+    }
+    for (; n > 0 && j < count; j++) {
+        size_t step = n < BLOCK_BYTES ? n : BLOCK_BYTES;
+        __mmask64 keep = step == BLOCK_BYTES ? ~(__mmask64)0 : ((__mmask64)1 << step) - 1;
+        __m512i m = _mm512_maskz_loadu_epi8(keep, in);
+        _mm512_mask_storeu_epi8(out, keep, _mm512_xor_si512(m, block[j]));
+        in += step;
+        out += step;
+        n -= step;
+    }
+}
+
+/* chacha_xor4 with AVX-512: the four blocks' rows in four registers, one block per 128-bit lane,
+ * and a one-instruction rotate. */
+AVX512 static void chacha_xor4_512(chacha_state *s, const uint8_t *in, uint8_t *out, size_t n,
+                                   uint8_t *block0) {
+    __m512i o[4];
+    for (int r = 0; r < 4; r++) {
+        o[r] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)&s->w[4 * r]));
+    }
+    o[3] = _mm512_add_epi32(o[3], _mm512_setr_epi32(0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0));
+    __m512i a = o[0], b = o[1], c = o[2], d = o[3];
+    for (int i = 0; i < 10; i++) {
+        QUARTER512(a, b, c, d);
+        DIAGONALIZE(SHUFFLE512, b, c, d);
+        QUARTER512(a, b, c, d);
+        UNDIAGONALIZE(SHUFFLE512, b, c, d);
+    }
+    __m512i block[4] = {_mm512_add_epi32(a, o[0]), _mm512_add_epi32(b, o[1]),
+                        _mm512_add_epi32(c, o[2]), _mm512_add_epi32(d, o[3])};
+    blocks_from_quarters(block);
+    xor_blocks512(block, 4, in, out, n, block0);
+    s->w[12] += 4;
+}
+
+/* Words 4g .. 4g + 3 of every block from the four word registers a, b, c, d: y[k]'s 128-bit
+ * lane L then holds them for block 4L + k (a 4 x 4 transposition inside each lane). */
+AVX512 static inline void words_to_quarters(__m512i a, __m512i b, __m512i c, __m512i d,
+                                            __m512i y[4]) {
+    __m512i t0 = _mm512_unpacklo_epi32(a, b), t1 = _mm512_unpackhi_epi32(a, b);
+    __m512i t2 = _mm512_unpacklo_epi32(c, d), t3 = _mm512_unpackhi_epi32(c, d);
+    y[0] = _mm512_unpacklo_epi64(t0, t2);
+    y[1] = _mm512_unpackhi_epi64(t0, t2);
+    y[2] = _mm512_unpacklo_epi64(t1, t3);
+    y[3] = _mm512_unpackhi_epi64(t1, t3);
+}
+
+/* XOR n bytes of `in` into `out` with the sixteen keystream blocks at counters w[12] ..
+ * w[12] + 15; the counter then moves on by sixteen. With `block0`, the first block goes there
+ * instead (the Poly1305 key) and n <= 960, else n <= 1024. Sixteen registers hold one state word
+ * of all sixteen blocks each (AVX-512 has 32 registers, so nothing spills), four independent
+ * quarter rounds at a time; a transposition then gives each block its own register. */
+AVX512 static void chacha_xor16(chacha_state *s, const uint8_t *in, uint8_t *out, size_t n,
+                                uint8_t *block0) {
+    __m512i o[16];
+    for (int i = 0; i < 16; i++) {
+        o[i] = _mm512_set1_epi32((int)s->w[i]);
+    }
+    o[12] = _mm512_add_epi32(o[12], _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                                                      13, 14, 15));
+    __m512i x0 = o[0], x1 = o[1], x2 = o[2], x3 = o[3], x4 = o[4], x5 = o[5], x6 = o[6],
+            x7 = o[7], x8 = o[8], x9 = o[9], x10 = o[10], x11 = o[11], x12 = o[12], x13 = o[13],
+            x14 = o[14], x15 = o[15];
+    for (int i = 0; i < 10; i++) {
+        QUARTER512(x0, x4, x8, x12);
+        QUARTER512(x1, x5, x9, x13);
+        QUARTER512(x2, x6, x10, x14);
+        QUARTER512(x3, x7, x11, x15);
+        QUARTER512(x0, x5, x10, x15);
+        QUARTER512(x1, x6, x11, x12);
+        QUARTER512(x2, x7, x8, x13);
+        QUARTER512(x3, x4, x9, x14);
+    }
+    __m512i y[4][4]; /* y[g][k]: words 4g .. 4g + 3 of blocks 4L + k, in lane L */
+    words_to_quarters(_mm512_add_epi32(x0, o[0]), _mm512_add_epi32(x1, o[1]),
+                      _mm512_add_epi32(x2, o[2]), _mm512_add_epi32(x3, o[3]), y[0]);
+    words_to_quarters(_mm512_add_epi32(x4, o[4]), _mm512_add_epi32(x5, o[5]),
+                      _mm512_add_epi32(x6, o[6]), _mm512_add_epi32(x7, o[7]), y[1]);
+    words_to_quarters(_mm512_add_epi32(x8, o[8]), _mm512_add_epi32(x9, o[9]),
+                      _mm512_add_epi32(x10, o[10]), _mm512_add_epi32(x11, o[11]), y[2]);
+    words_to_quarters(_mm512_add_epi32(x12, o[12]), _mm512_add_epi32(x13, o[13]),
+                      _mm512_add_epi32(x14, o[14]), _mm512_add_epi32(x15, o[15]), y[3]);
+    __m512i block[16];
+    for (int k = 0; k < 4; k++) {
+        __m512i q[4] = {y[0][k], y[1][k], y[2][k], y[3][k]};
+        blocks_from_quarters(q); /* q[L] is block 4L + k */
+        for (int lane = 0; lane < 4; lane++) {
+            block[4 * lane + k] = q[lane];
+        }
+    }
+    xor_blocks512(block, 16, in, out, n, block0);
+    s->w[12] += 16;
 }
 #endif
 
 /* XOR `len` bytes of `in` with the keystream into `out` (they may be the same buffer). */
 static void chacha_xor(chacha_state *s, const uint8_t *in, uint8_t *out, size_t len) {
 #ifdef HAVE_AVX2_PATH
+    if (have_avx512) {
+        while (len >= AVX512_MIN_BYTES) {
+            size_t n = len < 16 * BLOCK_BYTES ? len : 16 * BLOCK_BYTES;
+            chacha_xor16(s, in, out, n, NULL);
+            in += n;
+            out += n;
+            len -= n;
+        }
+        while (len > 0) {
+            size_t n = len < 4 * BLOCK_BYTES ? len : 4 * BLOCK_BYTES;
+            chacha_xor4_512(s, in, out, n, NULL);
+            in += n;
+            out += n;
+            len -= n;
+        }
+        return;
+    }
     if (have_avx2) {
         while (len > BLOCK_BYTES) { /* four blocks in AVX2 cost about one scalar one */
             size_t n = len < 4 * BLOCK_BYTES ? len : 4 * BLOCK_BYTES;
-            chacha_xor4(s, in, out, n);
+            chacha_xor4(s, in, out, n, NULL);
             in += n;
             out += n;
             len -= n;
@@ -226,6 +380,32 @@ static void chacha_xor(chacha_state *s, const uint8_t *in, uint8_t *out, size_t 
         out += n;
         len -= n;
     }
+}
+
+/* The Poly1305 key (keystream block 0) into `block0`, then `len` bytes of `in` XORed with blocks
+ * 1, 2, ... into `out`; `s` is at counter 0. The vector code makes block 0 in the same pass as
+ * the first data blocks instead of one more scalar block. */
+static void chacha_key_and_xor(chacha_state *s, const uint8_t *in, uint8_t *out, size_t len,
+                               uint8_t block0[BLOCK_BYTES]) {
+#ifdef HAVE_AVX2_PATH
+    size_t n = 0;
+    if (have_avx512 && len + BLOCK_BYTES >= AVX512_MIN_BYTES) {
+        n = len < 15 * BLOCK_BYTES ? len : 15 * BLOCK_BYTES;
+        chacha_xor16(s, in, out, n, block0);
+    } else if (have_avx512) {
+        n = len < 3 * BLOCK_BYTES ? len : 3 * BLOCK_BYTES;
+        chacha_xor4_512(s, in, out, n, block0);
+    } else if (have_avx2) {
+        n = len < 3 * BLOCK_BYTES ? len : 3 * BLOCK_BYTES;
+        chacha_xor4(s, in, out, n, block0);
+    }
+    if (have_avx2) {
+        chacha_xor(s, in + n, out + n, len - n);
+        return;
+    }
+#endif
+    chacha_block(s, block0);
+    chacha_xor(s, in, out, len);
 }
 
 /* Poly1305 with five 26-bit limbs; every block fed here is a full 16 bytes (RFC 8439 2.8 pads
@@ -293,6 +473,56 @@ static void poly_blocks_scalar(poly_state *p, const uint8_t *m, size_t blocks) {
 }
 
 #ifdef HAVE_AVX2_PATH
+/* h = (h + m) * k per 64-bit lane, with s = 5 k, for a vector width's multiply (32 x 32 -> 64
+ * bits), add, shifts and AND; limbs end below 2^26 but h[1] (below 2^26 + 2^11). */
+#define POLY_STEP(mul, add, shr, shl, and, mask, h, m, k, s)                                      \
+    do {                                                                                           \
+        __typeof__(h[0]) a_[5], d_[5], c_;                                                         \
+        for (int i_ = 0; i_ < 5; i_++) {                                                           \
+            a_[i_] = add(h[i_], m[i_]);                                                            \
+        }                                                                                          \
+        d_[0] = add(add(add(mul(a_[0], k[0]), mul(a_[1], s[4])),                                   \
+                        add(mul(a_[2], s[3]), mul(a_[3], s[2]))), mul(a_[4], s[1]));               \
+        d_[1] = add(add(add(mul(a_[0], k[1]), mul(a_[1], k[0])),                                   \
+                        add(mul(a_[2], s[4]), mul(a_[3], s[3]))), mul(a_[4], s[2]));               \
+        d_[2] = add(add(add(mul(a_[0], k[2]), mul(a_[1], k[1])),                                   \
+                        add(mul(a_[2], k[0]), mul(a_[3], s[4]))), mul(a_[4], s[3]));               \
+        d_[3] = add(add(add(mul(a_[0], k[3]), mul(a_[1], k[2])),                                   \
+                        add(mul(a_[2], k[1]), mul(a_[3], k[0]))), mul(a_[4], s[4]));               \
+        d_[4] = add(add(add(mul(a_[0], k[4]), mul(a_[1], k[3])),                                   \
+                        add(mul(a_[2], k[2]), mul(a_[3], k[1]))), mul(a_[4], k[0]));               \
+        for (int i_ = 0; i_ < 4; i_++) {                                                           \
+            c_ = shr(d_[i_], 26); d_[i_] = and(d_[i_], mask); d_[i_ + 1] = add(d_[i_ + 1], c_);    \
+        }                                                                                          \
+        c_ = shr(d_[4], 26); d_[4] = and(d_[4], mask);                                             \
+        d_[0] = add(d_[0], add(shl(c_, 2), c_)); /* + 5 c */                                       \
+        c_ = shr(d_[0], 26); d_[0] = and(d_[0], mask); d_[1] = add(d_[1], c_);                     \
+        for (int i_ = 0; i_ < 5; i_++) {                                                           \
+            h[i_] = d_[i_];                                                                        \
+        }                                                                                          \
+    } while (0)
+
+/* pw[i] = r^(i + 1) for i < count. */
+static void poly_powers(const poly_state *p, uint32_t pw[][5], int count) {
+    memcpy(pw[0], p->r, sizeof pw[0]);
+    for (int i = 1; i < count; i++) {
+        poly_mul(pw[i - 1], p->r, p->s, pw[i]);
+    }
+}
+
+/* Set h to the sum of the lanes' accumulators (each limb sum below 2^30: no overflow). */
+static void poly_set_sum(poly_state *p, uint64_t sum[5]) {
+    uint64_t c;
+    for (int i = 0; i < 4; i++) {
+        c = sum[i] >> 26; sum[i] &= 0x3ffffff; sum[i + 1] += c;
+    }
+    c = sum[4] >> 26; sum[4] &= 0x3ffffff; sum[0] += c * 5;
+    c = sum[0] >> 26; sum[0] &= 0x3ffffff; sum[1] += c;
+    for (int i = 0; i < 5; i++) {
+        p->h[i] = (uint32_t)sum[i];
+    }
+}
+
 /* The five 26-bit limbs of four consecutive blocks, block j in 64-bit lane j. */
 AVX2 static inline void poly_load4(const uint8_t *m, __m256i limbs[5]) {
     uint64_t l[5][4];
@@ -310,37 +540,11 @@ AVX2 static inline void poly_load4(const uint8_t *m, __m256i limbs[5]) {
     }
 }
 
-/* h = (h + m) * k per lane, with s = 5 k; limbs end below 2^26 but h[1] (below 2^26 + 2^11). */
 AVX2 static inline void poly_step4(__m256i h[5], const __m256i m[5], const __m256i k[5],
                                    const __m256i s[5]) {
     const __m256i mask = _mm256_set1_epi64x(0x3ffffff);
-    __m256i a[5];
-    for (int i = 0; i < 5; i++) {
-        a[i] = _mm256_add_epi64(h[i], m[i]);
-    }
-#define MUL(x, y) _mm256_mul_epu32(x, y)
-#define ADD(x, y) _mm256_add_epi64(x, y)
-    __m256i d0 = ADD(ADD(ADD(MUL(a[0], k[0]), MUL(a[1], s[4])), ADD(MUL(a[2], s[3]), MUL(a[3], s[2]))),
-                     MUL(a[4], s[1]));
-    __m256i d1 = ADD(ADD(ADD(MUL(a[0], k[1]), MUL(a[1], k[0])), ADD(MUL(a[2], s[4]), MUL(a[3], s[3]))),
-                     MUL(a[4], s[2]));
-    __m256i d2 = ADD(ADD(ADD(MUL(a[0], k[2]), MUL(a[1], k[1])), ADD(MUL(a[2], k[0]), MUL(a[3], s[4]))),
-                     MUL(a[4], s[3]));
-    __m256i d3 = ADD(ADD(ADD(MUL(a[0], k[3]), MUL(a[1], k[2])), ADD(MUL(a[2], k[1]), MUL(a[3], k[0]))),
-                     MUL(a[4], s[4]));
-    __m256i d4 = ADD(ADD(ADD(MUL(a[0], k[4]), MUL(a[1], k[3])), ADD(MUL(a[2], k[2]), MUL(a[3], k[1]))),
-                     MUL(a[4], k[0]));
-#undef MUL
-    __m256i c;
-    c = _mm256_srli_epi64(d0, 26); d0 = _mm256_and_si256(d0, mask); d1 = ADD(d1, c);
-    c = _mm256_srli_epi64(d1, 26); d1 = _mm256_and_si256(d1, mask); d2 = ADD(d2, c);
-    c = _mm256_srli_epi64(d2, 26); d2 = _mm256_and_si256(d2, mask); d3 = ADD(d3, c);
-    c = _mm256_srli_epi64(d3, 26); d3 = _mm256_and_si256(d3, mask); d4 = ADD(d4, c);
-    c = _mm256_srli_epi64(d4, 26); d4 = _mm256_and_si256(d4, mask);
-    d0 = ADD(d0, ADD(_mm256_slli_epi64(c, 2), c)); /* + 5 c */
-    c = _mm256_srli_epi64(d0, 26); d0 = _mm256_and_si256(d0, mask); d1 = ADD(d1, c);
-#undef ADD
-    h[0] = d0; h[1] = d1; h[2] = d2; h[3] = d3; h[4] = d4;
+    POLY_STEP(_mm256_mul_epu32, _mm256_add_epi64, _mm256_srli_epi64, _mm256_slli_epi64,
+              _mm256_and_si256, mask, h, m, k, s);
 }
 
 /* Horner's rule four blocks at a time over `groups` runs of four blocks (>= 1): lane j takes
@@ -348,10 +552,7 @@ AVX2 static inline void poly_step4(__m256i h[5], const __m256i m[5], const __m25
  * the lanes' sum is the scalar rule's h r^4g + m0 r^4g + m1 r^(4g-1) + ... (RFC 8439 2.5). */
 AVX2 static void poly_blocks4(poly_state *p, const uint8_t *m, size_t groups) {
     uint32_t pw[4][5]; /* r, r^2, r^3, r^4 */
-    memcpy(pw[0], p->r, sizeof pw[0]);
-    for (int k = 1; k < 4; k++) {
-        poly_mul(pw[k - 1], p->r, p->s, pw[k]);
-    }
+    poly_powers(p, pw, 4);
     __m256i k4[5], s4[5], last[5], slast[5], h[5], msg[5];
     for (int i = 0; i < 5; i++) {
         k4[i] = _mm256_set1_epi64x(pw[3][i]);
@@ -370,24 +571,70 @@ AVX2 static void poly_blocks4(poly_state *p, const uint8_t *m, size_t groups) {
     for (int i = 0; i < 5; i++) {
         uint64_t lanes[4];
         _mm256_storeu_si256((__m256i *)lanes, h[i]);
-        sum[i] = lanes[0] + lanes[1] + lanes[2] + lanes[3]; /* each below 2^27: no overflow */
+        sum[i] = lanes[0] + lanes[1] + lanes[2] + lanes[3];
     }
-    uint64_t c;
-    c = sum[0] >> 26; sum[0] &= 0x3ffffff; sum[1] += c;
-    c = sum[1] >> 26; sum[1] &= 0x3ffffff; sum[2] += c;
-    c = sum[2] >> 26; sum[2] &= 0x3ffffff; sum[3] += c;
-    c = sum[3] >> 26; sum[3] &= 0x3ffffff; sum[4] += c;
-    c = sum[4] >> 26; sum[4] &= 0x3ffffff; sum[0] += c * 5;
-    c = sum[0] >> 26; sum[0] &= 0x3ffffff; sum[1] += c;
+    poly_set_sum(p, sum);
+}
+
+/* The five 26-bit limbs of eight consecutive blocks, block j in 64-bit lane j, all in vector
+ * registers: the blocks' low and high halves are gathered from two loads, then cut. */
+AVX512 static inline void poly_load8(const uint8_t *m, __m512i limbs[5]) {
+    const __m512i mask = _mm512_set1_epi64(0x3ffffff);
+    __m512i x = _mm512_loadu_si512((const void *)m), y = _mm512_loadu_si512((const void *)(m + 64));
+    __m512i lo = _mm512_permutex2var_epi64(x, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), y);
+    __m512i hi = _mm512_permutex2var_epi64(x, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15), y);
+    limbs[0] = _mm512_and_si512(lo, mask);
+    limbs[1] = _mm512_and_si512(_mm512_srli_epi64(lo, 26), mask);
+    limbs[2] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(lo, 52),
+                                                _mm512_slli_epi64(hi, 12)), mask);
+    limbs[3] = _mm512_and_si512(_mm512_srli_epi64(hi, 14), mask);
+    limbs[4] = _mm512_or_si512(_mm512_srli_epi64(hi, 40), _mm512_set1_epi64(1 << 24));
+}
+
+AVX512 static inline void poly_step8(__m512i h[5], const __m512i m[5], const __m512i k[5],
+                                     const __m512i s[5]) {
+    const __m512i mask = _mm512_set1_epi64(0x3ffffff);
+    POLY_STEP(_mm512_mul_epu32, _mm512_add_epi64, _mm512_srli_epi64, _mm512_slli_epi64,
+              _mm512_and_si512, mask, h, m, k, s);
+}
+
+/* poly_blocks4 eight blocks at a time (AVX-512): lane j is multiplied by r^8 after each run,
+ * and by r^(8 - j) after the last. */
+AVX512 static void poly_blocks8(poly_state *p, const uint8_t *m, size_t groups) {
+    uint32_t pw[8][5]; /* r .. r^8 */
+    poly_powers(p, pw, 8);
+    __m512i k8[5], s8[5], last[5], slast[5], h[5], msg[5];
     for (int i = 0; i < 5; i++) {
-        p->h[i] = (uint32_t)sum[i];
+        k8[i] = _mm512_set1_epi64(pw[7][i]);
+        last[i] = _mm512_setr_epi64(pw[7][i], pw[6][i], pw[5][i], pw[4][i], pw[3][i], pw[2][i],
+                                    pw[1][i], pw[0][i]);
+        s8[i] = _mm512_add_epi64(_mm512_slli_epi64(k8[i], 2), k8[i]);
+        slast[i] = _mm512_add_epi64(_mm512_slli_epi64(last[i], 2), last[i]);
+        h[i] = _mm512_setr_epi64(p->h[i], 0, 0, 0, 0, 0, 0, 0);
     }
+    for (size_t g = 0; g + 1 < groups; g++, m += 128) {
+        poly_load8(m, msg);
+        poly_step8(h, msg, k8, s8);
+    }
+    poly_load8(m, msg);
+    poly_step8(h, msg, last, slast);
+    uint64_t sum[5];
+    for (int i = 0; i < 5; i++) {
+        sum[i] = (uint64_t)_mm512_reduce_add_epi64(h[i]);
+    }
+    poly_set_sum(p, sum);
 }
 #endif
 
-/* Feed `blocks` full 16-byte blocks: runs of four in AVX2 where it pays (eight blocks or more). */
+/* Feed `blocks` full 16-byte blocks: runs of eight (AVX-512) or four (AVX2) where they pay. */
 static void poly_blocks(poly_state *p, const uint8_t *m, size_t blocks) {
 #ifdef HAVE_AVX2_PATH
+    if (have_avx512 && blocks >= 16) {
+        size_t groups = blocks / 8;
+        poly_blocks8(p, m, groups);
+        m += 128 * groups;
+        blocks -= 8 * groups;
+    }
     if (have_avx2 && blocks >= 8) {
         size_t groups = blocks / 4;
         poly_blocks4(p, m, groups);
@@ -442,11 +689,9 @@ static void poly_finish(poly_state *p, uint8_t tag[TAG_BYTES]) {
     store32(tag + 12, (uint32_t)f);
 }
 
-/* The tag of RFC 8439 2.8 over `aad` and `ct`; `s` is at counter 0 and moves to counter 1. */
-static void aead_tag(chacha_state *s, const uint8_t *aad, size_t aad_len, const uint8_t *ct,
-                     size_t ct_len, uint8_t tag[TAG_BYTES]) {
-    uint8_t block0[BLOCK_BYTES];
-    chacha_block(s, block0);
+/* The tag of RFC 8439 2.8 over `aad` and `ct`, keyed with keystream block 0 (`block0`). */
+static void aead_tag(const uint8_t block0[BLOCK_BYTES], const uint8_t *aad, size_t aad_len,
+                     const uint8_t *ct, size_t ct_len, uint8_t tag[TAG_BYTES]) {
     poly_state p;
     poly_init(&p, block0);
     poly_padded(&p, aad, aad_len);
@@ -544,11 +789,10 @@ static PyObject *aead_seal(PyObject *module, PyObject *const *args, Py_ssize_t n
     if (out != NULL) {
         uint8_t *ct = (uint8_t *)PyBytes_AS_STRING(out);
         chacha_state s;
+        uint8_t block0[BLOCK_BYTES];
         chacha_init(&s, key, sequence);
-        s.w[12] = 1;
-        chacha_xor(&s, data.data, ct, (size_t)data.len);
-        s.w[12] = 0;
-        aead_tag(&s, aad.data, (size_t)aad.len, ct, (size_t)data.len, ct + data.len);
+        chacha_key_and_xor(&s, data.data, ct, (size_t)data.len, block0);
+        aead_tag(block0, aad.data, (size_t)aad.len, ct, (size_t)data.len, ct + data.len);
     }
     release_view(&data);
     release_view(&aad);
@@ -569,22 +813,25 @@ static PyObject *aead_open(PyObject *module, PyObject *const *args, Py_ssize_t n
         goto done;
     }
     size_t ct_len = (size_t)data.len - TAG_BYTES;
+    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)ct_len);
+    if (out == NULL) {
+        goto done;
+    }
+    /* decrypted before the tag is checked (one pass makes the Poly1305 key and the plaintext),
+     * but handed out only after */
     chacha_state s;
+    uint8_t block0[BLOCK_BYTES], tag[TAG_BYTES];
     chacha_init(&s, key, sequence);
-    uint8_t tag[TAG_BYTES];
-    aead_tag(&s, aad.data, (size_t)aad.len, data.data, ct_len, tag);
+    chacha_key_and_xor(&s, data.data, (uint8_t *)PyBytes_AS_STRING(out), ct_len, block0);
+    aead_tag(block0, aad.data, (size_t)aad.len, data.data, ct_len, tag);
     uint8_t diff = 0;
     for (int i = 0; i < TAG_BYTES; i++) {
         diff |= tag[i] ^ data.data[ct_len + i];
     }
     if (diff != 0) {
+        Py_DECREF(out);
         out = Py_None;
         Py_INCREF(out);
-        goto done;
-    }
-    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)ct_len);
-    if (out != NULL) {
-        chacha_xor(&s, data.data, (uint8_t *)PyBytes_AS_STRING(out), ct_len);
     }
 done:
     release_view(&data);
@@ -613,14 +860,20 @@ static struct PyModuleDef aead_module = {
 };
 
 PyMODINIT_FUNC PyInit__aead(void) {
-    int vectorized = 0;
+    int vectorized = 0, wide = 0;
 #ifdef HAVE_AVX2_PATH
     __builtin_cpu_init();
     have_avx2 = __builtin_cpu_supports("avx2");
+#ifndef LAGLESS_AEAD_NO_AVX512
+    have_avx512 = have_avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+#endif
     vectorized = have_avx2;
+    wide = have_avx512;
 #endif
     PyObject *module = PyModule_Create(&aead_module);
-    if (module != NULL && PyModule_AddObjectRef(module, "VECTORIZED", vectorized ? Py_True : Py_False) < 0) {
+    if (module != NULL &&
+        (PyModule_AddObjectRef(module, "VECTORIZED", vectorized ? Py_True : Py_False) < 0 ||
+         PyModule_AddObjectRef(module, "AVX512", wide ? Py_True : Py_False) < 0)) {
         Py_DECREF(module);
         return NULL;
     }
