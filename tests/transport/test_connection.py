@@ -13,9 +13,12 @@ from lagless.errors import ConfigError
 from lagless.transport.config import CongestionConfig
 from lagless.transport.congestion import CongestionMode
 from lagless.transport.connection import (
+    ACK_NOW_BURST,
     FLAG_ACK_DELAY,
+    FLAG_ACK_NOW,
     FLAG_TIME_REQUEST,
     MAX_PAYLOAD,
+    OVERHEAD,
     Connection,
     ConnectionConfig,
     PayloadDropReason,
@@ -52,6 +55,7 @@ class Route:
         self.queue: list[tuple[float, int, bool, bytes]] = []
         self.count = 0
         self.sizes: list[int] = []
+        self.sent: list[bytes] = []  # every payload either side sent, in order
         self.events: dict[bool, list[object]] = {True: [], False: []}
 
     def _now(self, to_client: bool) -> float:
@@ -59,6 +63,7 @@ class Route:
 
     def _route(self, data: bytes, to_client: bool) -> None:
         self.sizes.append(len(data))
+        self.sent.append(data)
         copies = 2 if self.rng.random() < self.dup else 1
         for _ in range(copies):
             if self.rng.random() < self.loss:
@@ -168,6 +173,71 @@ def test_ack_only_payloads_confirm_delivery_when_the_peer_is_silent() -> None:
     server_sent = route.server.statistics().packets_sent - quiet[1]
     assert 9 <= client_sent <= 11
     assert 9 <= server_sent <= 11
+
+
+def _asks_ack_now(payload: bytes) -> bool:
+    return bool(payload[OVERHEAD - 1] & FLAG_ACK_NOW)  # the flags byte ends the fixed header
+
+
+def _burst(size: int, count: int) -> tuple[Connection, Connection, list[bytes]]:
+    """A sender that queued ``count`` messages of ``size`` bytes at once, its peer, its payloads."""
+    config = ConnectionConfig(clock="none")
+    sender = Connection(config=config, now=0.0, is_client=True)
+    receiver = Connection(config=config, now=0.0, is_client=False)
+    for _ in range(count):
+        sender.send(RELIABLE_ORDERED, bytes(size))
+    return sender, receiver, sender.payloads_to_send(0.0)
+
+
+def test_the_end_of_a_burst_is_acked_at_once() -> None:
+    """The last payload of a burst of ACK_NOW_BURST payloads or more asks for its ack at once;
+    the receiver acks it in the same pump, so every message is reported delivered one round
+    trip after the burst, not ``ack_delay`` later."""
+    sender, receiver, payloads = _burst(1000, ACK_NOW_BURST + 4)
+    assert len(payloads) == ACK_NOW_BURST + 4  # one 1000-byte message per payload
+    assert [_asks_ack_now(p) for p in payloads] == [False] * (len(payloads) - 1) + [True]
+    for payload in payloads:
+        receiver.receive_payload(payload, 0.001)
+    acks = receiver.payloads_to_send(0.001)
+    for ack in acks:
+        sender.receive_payload(ack, 0.002)
+    sender.handle_timer(0.002)
+    delivered = [e for e in sender.take_events() if isinstance(e, MessageDelivered)]
+    assert len(delivered) == ACK_NOW_BURST + 4  # all of them, long before ack_delay (10 ms)
+
+
+def test_a_full_window_asks_for_its_ack_at_once_and_the_burst_goes_on() -> None:
+    """Window-bound (256 messages of 100 bytes, 11 to a payload), the payload that fills the
+    window asks for its ack at once; the burst goes on counting across the wait, so the payload
+    that empties the queue asks too, though fewer than ACK_NOW_BURST payloads follow the wait."""
+    window = ConnectionConfig().messages.reliable_window
+    sender, receiver, payloads = _burst(100, window + 40)
+    assert len(payloads) >= ACK_NOW_BURST
+    assert [_asks_ack_now(p) for p in payloads] == [False] * (len(payloads) - 1) + [True]
+    for payload in payloads:
+        receiver.receive_payload(payload, 0.001)
+    for ack in receiver.payloads_to_send(0.001):  # at once: the window is open again
+        sender.receive_payload(ack, 0.002)
+    rest = sender.payloads_to_send(0.002)
+    assert 1 <= len(rest) < ACK_NOW_BURST
+    assert [_asks_ack_now(p) for p in rest] == [False] * (len(rest) - 1) + [True]
+
+
+def test_a_short_burst_or_a_tick_stream_leaves_its_ack_to_the_delay() -> None:
+    """Below ACK_NOW_BURST payloads the ack waits ``ack_delay`` (to ride on the peer's own
+    payloads), and a 60 Hz stream, which drains its queue every tick, never asks at once."""
+    _, receiver, payloads = _burst(1000, ACK_NOW_BURST - 1)
+    assert not any(_asks_ack_now(p) for p in payloads)
+    for payload in payloads:
+        receiver.receive_payload(payload, 0.001)
+    assert receiver.payloads_to_send(0.001) == []
+    assert receiver.next_timer() == pytest.approx(0.001 + ConnectionConfig().ack_delay)
+    route = Route(config=ConnectionConfig(clock="none"))
+    for tick in range(120):
+        route.client.send(RELIABLE_ORDERED, bytes(300 + tick))
+        route.run(1 / 60)
+    assert len(route.sent) >= 120
+    assert not any(_asks_ack_now(p) for p in route.sent)
 
 
 def test_packet_events_follow_the_tribes_model() -> None:

@@ -638,6 +638,11 @@ class ReliableSender:
             msg.last_sent[index] = _NEVER
             self._fragments.urgent.append((msg, index))
 
+    def has_unsent(self) -> bool:
+        """Return True while a queued message has a part never sent (waiting for the window,
+        for its fragmented turn or for the pacer); unacked records already sent do not count."""
+        return bool(self._fresh or self._waiting or self._fragments.unsent)
+
     def has_pending(self, now: float) -> bool:
         """Return True when something could be written at ``now`` (amortised O(1)).
 

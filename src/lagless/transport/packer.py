@@ -425,6 +425,16 @@ class MessageLayer:
                 return True
         return False
 
+    def has_unsent(self) -> bool:
+        """Return True while some queued message was never (wholly) sent, on any channel."""
+        for _, reliable, unreliable, _ in self._lanes:
+            if reliable is None:
+                if unreliable is not None and unreliable.queue:
+                    return True
+            elif reliable.has_unsent():
+                return True
+        return False
+
     def next_resend_time(self) -> float | None:
         """Return the earliest time (seconds) an unacked reliable record becomes due, or None.
 
