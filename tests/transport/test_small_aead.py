@@ -217,7 +217,8 @@ def test_buffers_other_than_bytes(aead: ModuleType) -> None:
         ((bytes(32), 1.0, b"", None), TypeError, "sequence must be an int"),
         ((bytes(32), 0, "text", None), TypeError, "data must be a bytes-like object"),
         ((bytes(32), 0, b"", 5), TypeError, "aad must be a bytes-like object"),
-        ((bytes(32), 0, b""), TypeError, "takes 4 arguments"),
+        ((bytes(32), 0, b""), TypeError, "takes 4 or 5 arguments"),
+        ((bytes(32), 0, b"", None, 0, 0), TypeError, "takes 4 or 5 arguments"),
     ],
 )
 def test_wrong_arguments_raise_clearly(
@@ -226,6 +227,46 @@ def test_wrong_arguments_raise_clearly(
     for fn in (aead.seal, aead.open):
         with pytest.raises(error, match=text):
             fn(*args)
+
+
+@given(
+    plaintext=st.binary(max_size=1300),
+    prefix=st.binary(max_size=12),
+    junk=st.binary(max_size=12),
+    aad=st.none() | st.binary(max_size=40),
+)
+@settings(max_examples=60, deadline=None)
+def test_a_prefix_is_written_first_and_an_offset_is_read_in_place(
+    aead: ModuleType, plaintext: bytes, prefix: bytes, junk: bytes, aad: bytes | None
+) -> None:
+    """seal(..., prefix) is prefix + seal(...); open(..., offset) is open(data[offset:])."""
+    key = bytes(range(3, 35))
+    sealed = aead.seal(key, 77, plaintext, aad)
+    assert aead.seal(key, 77, plaintext, aad, prefix) == prefix + sealed
+    assert aead.seal(key, 77, plaintext, aad, None) == sealed
+    framed = junk + sealed
+    assert aead.open(key, 77, framed, aad, len(junk)) == plaintext
+    assert aead.open(key, 77, bytearray(framed), aad, len(junk)) == plaintext
+    assert aead.open(key, 77, framed, aad, len(junk) + 1) is None  # one byte of tag too few
+    assert aead.open(key, 77, framed, aad, len(framed)) is None
+
+
+@pytest.mark.parametrize("offset", [-1, 25, 2**70, 1.0, "1"])
+def test_an_offset_outside_the_data_raises_clearly(aead: ModuleType, offset: object) -> None:
+    framed = bytes(8) + aead.seal(bytes(32), 1, b"", None)  # 8 bytes, then the 16-byte tag
+    assert aead.open(bytes(32), 1, framed, None, 8) == b""
+    with pytest.raises(ValueError, match=r"offset must be an int in \[0, len\(sealed\)\]"):
+        aead.open(bytes(32), 1, framed, None, offset)
+
+
+def test_packet_cipher_prefix_and_offset_match_either_way() -> None:
+    """PacketCipher's prefix and offset give the same bytes through cryptography."""
+    cipher = PacketCipher(bytes(range(32)))
+    cipher.small = None
+    sealed = cipher.encrypt(5, b"payload", b"ad")
+    assert cipher.encrypt(5, b"payload", b"ad", b"\x01\x05") == b"\x01\x05" + sealed
+    assert cipher.decrypt(5, b"\x01\x05" + sealed, b"ad", 2) == b"payload"
+    assert cipher.decrypt(5, b"\x01\x05" + sealed, b"ad", 3) is None
 
 
 @pytest.mark.parametrize(

@@ -16,12 +16,14 @@
  * against RFC 8439's vectors, the netcode reference's packets and OpenSSL.
  *
  * Python API (module lagless.transport._aead):
- *   seal(key: bytes, sequence: int, plaintext: bytes, aad: bytes) -> bytes   ciphertext || tag
- *   open(key: bytes, sequence: int, sealed: bytes, aad: bytes) -> bytes | None
- * `open` returns None when the tag does not verify (or `sealed` is shorter than a tag), never
- * raising on bad input; both raise TypeError/ValueError/OverflowError on wrong argument types,
- * a key that is not 32 bytes, a sequence outside [0, 2^64) or data beyond the 32-bit block
- * counter (2^38 - 64 bytes). Neither releases the GIL: a packet takes a microsecond or two.
+ *   seal(key: bytes, sequence: int, plaintext: bytes, aad: bytes, prefix: bytes = None) -> bytes
+ *       prefix || ciphertext || tag, in one buffer (a packet's header needs no second copy)
+ *   open(key: bytes, sequence: int, sealed: bytes, aad: bytes, offset: int = 0) -> bytes | None
+ *       the plaintext of sealed[offset:], read in place (no slice of the datagram)
+ * `open` returns None when the tag does not verify (or what follows `offset` is shorter than a
+ * tag), never raising on bad input; both raise TypeError/ValueError/OverflowError on wrong
+ * argument types, a key that is not 32 bytes, a sequence outside [0, 2^64), an offset outside
+ * the data or data beyond the 32-bit block counter (2^38 - 64 bytes). Neither releases the GIL: a packet takes a microsecond or two.
  *   VECTORIZED: bool   whether this build runs vector code (AVX2 at least) on this CPU
  *   AVX512: bool       whether it runs the AVX-512 code (LAGLESS_AEAD_NO_AVX512 leaves it out)
  */
@@ -738,12 +740,14 @@ static void release_view(bytes_arg *arg) {
     }
 }
 
-/* Parse (key, sequence, data, aad); on success the caller releases data and aad. */
-static int parse_args(PyObject *const *args, Py_ssize_t nargs, const char *fn, const uint8_t **key,
-                      uint64_t *sequence, bytes_arg *data, bytes_arg *aad) {
-    if (nargs != 4) {
-        PyErr_Format(PyExc_TypeError, "%s() takes 4 arguments (key, sequence, data, aad), got %zd",
-                     fn, nargs);
+/* Parse (key, sequence, data, aad[, extra]) where `extra` names the optional fifth argument;
+ * on success the caller releases data and aad. */
+static int parse_args(PyObject *const *args, Py_ssize_t nargs, const char *fn, const char *extra,
+                      const uint8_t **key, uint64_t *sequence, bytes_arg *data, bytes_arg *aad) {
+    if (nargs != 4 && nargs != 5) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() takes 4 or 5 arguments (key, sequence, data, aad[, %s]), got %zd", fn,
+                     extra, nargs);
         return -1;
     }
     if (!PyBytes_CheckExact(args[0]) || PyBytes_GET_SIZE(args[0]) != KEY_BYTES) {
@@ -781,13 +785,19 @@ static int parse_args(PyObject *const *args, Py_ssize_t nargs, const char *fn, c
 static PyObject *aead_seal(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     const uint8_t *key;
     uint64_t sequence;
-    bytes_arg data, aad;
-    if (parse_args(args, nargs, "seal", &key, &sequence, &data, &aad) < 0) {
+    bytes_arg data, aad, prefix = {(const uint8_t *)"", 0, {0}, 0};
+    if (parse_args(args, nargs, "seal", "prefix", &key, &sequence, &data, &aad) < 0) {
         return NULL;
     }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, data.len + TAG_BYTES);
+    if (nargs == 5 && args[4] != Py_None && get_bytes(args[4], &prefix, "prefix") < 0) {
+        release_view(&data);
+        release_view(&aad);
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, prefix.len + data.len + TAG_BYTES);
     if (out != NULL) {
-        uint8_t *ct = (uint8_t *)PyBytes_AS_STRING(out);
+        memcpy(PyBytes_AS_STRING(out), prefix.data, (size_t)prefix.len);
+        uint8_t *ct = (uint8_t *)PyBytes_AS_STRING(out) + prefix.len;
         chacha_state s;
         uint8_t block0[BLOCK_BYTES];
         chacha_init(&s, key, sequence);
@@ -796,6 +806,7 @@ static PyObject *aead_seal(PyObject *module, PyObject *const *args, Py_ssize_t n
     }
     release_view(&data);
     release_view(&aad);
+    release_view(&prefix);
     return out;
 }
 
@@ -803,10 +814,24 @@ static PyObject *aead_open(PyObject *module, PyObject *const *args, Py_ssize_t n
     const uint8_t *key;
     uint64_t sequence;
     bytes_arg data, aad;
-    if (parse_args(args, nargs, "open", &key, &sequence, &data, &aad) < 0) {
+    if (parse_args(args, nargs, "open", "offset", &key, &sequence, &data, &aad) < 0) {
         return NULL;
     }
     PyObject *out = NULL;
+    if (nargs == 5) { /* open data[offset:] */
+        Py_ssize_t offset = PyLong_Check(args[4]) ? PyLong_AsSsize_t(args[4]) : -1;
+        if (offset < 0 || offset > data.len) {
+            if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_ValueError,
+                             "open(): offset must be an int in [0, len(sealed)] = [0, %zd]",
+                             data.len);
+            }
+            goto done;
+        }
+        data.data += offset;
+        data.len -= offset;
+    }
     if (data.len < TAG_BYTES) {
         out = Py_None;
         Py_INCREF(out);
@@ -841,9 +866,10 @@ done:
 
 static PyMethodDef aead_methods[] = {
     {"seal", (PyCFunction)(void (*)(void))aead_seal, METH_FASTCALL,
-     "seal(key, sequence, plaintext, aad) -> ciphertext || 16-byte tag"},
+     "seal(key, sequence, plaintext, aad, prefix=None) -> prefix || ciphertext || 16-byte tag"},
     {"open", (PyCFunction)(void (*)(void))aead_open, METH_FASTCALL,
-     "open(key, sequence, sealed, aad) -> plaintext, or None when the tag does not verify"},
+     "open(key, sequence, sealed, aad, offset=0) -> the plaintext of sealed[offset:], or None "
+     "when the tag does not verify"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -181,6 +181,7 @@ _U16: Final = struct.Struct("<H")
 _GOOD: Final = CongestionMode.GOOD  # bound once (congestion._GOOD)
 _HEAD: Final = struct.Struct("<HHIB")  # the ack header (acks.py) and the flags byte
 _HEAD_PACK: Final = _HEAD.pack  # bound once (records.SHORT_PACK says why)
+_HEAD_PACK_INTO: Final = _HEAD.pack_into
 _HEAD_UNPACK: Final = _HEAD.unpack_from
 OVERHEAD: Final = ACK_HEADER_SIZE + _FLAGS.size  # bytes before any time message or record
 FLAG_ACK_DELAY: Final = 0x04
@@ -708,7 +709,7 @@ class Connection:
         flags = 0
         extras: list[bytes] = []
         messages = self._messages
-        body = messages.write_packet(self._acks.next_sequence, now)
+        body = messages.write_into(OVERHEAD, self._acks.next_sequence, now)  # header room first
         pending = messages.left_behind
         if body is not None:
             self._burst += 1
@@ -737,13 +738,9 @@ class Connection:
                 )
             )
             self._time_response = None
-        if body is None:
-            if not flags:
-                return None
-            body = b""
-        if extras:
-            body = b"".join((*extras, body))
-        return self._seal(now, flags, body)
+        if body is None and not flags:
+            return None
+        return self._seal(now, flags, b"".join(extras) if extras else b"", body)
 
     def _clock_interval(self) -> float:
         """Seconds until the next time request: fast while warming up, then slow."""
@@ -754,12 +751,19 @@ class Connection:
             return config.clock_interval_synced
         return config.clock_interval
 
-    def _seal(self, now: float, flags: int, rest: bytes) -> bytes:
-        """Prefix the ack header and flags to ``rest``; record the packet as sent.
+    def _seal(
+        self, now: float, flags: int, extras: bytes, records: bytearray | None = None
+    ) -> bytes:
+        """Put the ack header and flags (and an ack delay) before ``extras`` (time messages) and
+        ``records`` (`MessageLayer.write_into`'s buffer, its first `OVERHEAD` bytes free); record
+        the packet as sent.
 
-        The caller counts the payload's bytes in the bandwidth meter (once per pump).
+        With neither an ack delay nor time messages (most packets), the header is written into
+        the records' buffer and the payload is one copy of it. The caller counts the payload's
+        bytes in the bandwidth meter (once per pump).
         """
         acks = self._acks
+        delay = b""
         arrived = acks.ack_time
         if arrived is not None and arrived != self._delay_reported:
             # the first header to acknowledge a newly received packet says how long it was held
@@ -767,13 +771,21 @@ class Connection:
             held = now - arrived
             if held >= ACK_DELAY_MIN:
                 flags |= FLAG_ACK_DELAY
-                rest = _U16.pack(min(int(held / ACK_DELAY_UNIT + 0.5), 0xFFFF)) + rest
-        size = OVERHEAD + len(rest)
+                delay = _U16.pack(min(int(held / ACK_DELAY_UNIT + 0.5), 0xFFFF))
+        size = OVERHEAD + len(delay) + len(extras)
+        if records is not None:
+            size += len(records) - OVERHEAD
         sequence, ack, ack_bits = acks.next_send_fields(now, size)
         self._ack_due = None
         self._unacked = 0
         self._sent += 1
-        return _HEAD_PACK(sequence, ack, ack_bits, flags) + rest
+        if records is not None and not delay and not extras:
+            _HEAD_PACK_INTO(records, 0, sequence, ack, ack_bits, flags)
+            return bytes(records)
+        head = _HEAD_PACK(sequence, ack, ack_bits, flags)
+        if records is None:
+            return head + delay + extras
+        return b"".join((head, delay, extras, memoryview(records)[OVERHEAD:]))
 
     def _collect(self, now: float) -> None:
         """Turn ack outcomes into message-layer updates, estimates and events."""

@@ -53,10 +53,12 @@ C_DATA_LIMIT: Final = 2**38 - 80
 """The most plaintext bytes `lagless.transport._aead` seals and opens (RFC 8439's 32-bit block
 counter allows 2^38 - 64 bytes, here for the sealed bytes, tag included)."""
 
-Seal = Callable[[bytes, int, bytes, "bytes | None"], bytes]
-"""``seal(key, sequence, plaintext, associated_data)``: ciphertext then the 16-byte tag."""
-Open = Callable[[bytes, int, bytes, "bytes | None"], "bytes | None"]
-"""``open(key, sequence, sealed, associated_data)``: the plaintext, or ``None`` on a bad tag."""
+Seal = Callable[[bytes, int, bytes, "bytes | None", bytes], bytes]
+"""``seal(key, sequence, plaintext, associated_data, prefix)``: the prefix, the ciphertext, then
+the 16-byte tag, in one buffer."""
+Open = Callable[[bytes, int, bytes, "bytes | None", int], "bytes | None"]
+"""``open(key, sequence, data, associated_data, offset)``: the plaintext of ``data[offset:]``
+(ciphertext, then tag), or ``None`` on a bad tag."""
 
 
 def _small_aead() -> tuple[Seal, Open] | None:
@@ -140,40 +142,48 @@ class PacketCipher:
         self.small: tuple[Seal, Open] | None = SMALL_AEAD
         """`SMALL_AEAD`, or ``None`` to seal everything with `aead` (tests compare the two)."""
 
-    def encrypt(self, sequence: int, plaintext: bytes, associated_data: bytes | None) -> bytes:
+    def encrypt(
+        self, sequence: int, plaintext: bytes, associated_data: bytes | None, prefix: bytes = b""
+    ) -> bytes:
         """Encrypt and authenticate ``plaintext``.
 
         Args:
             sequence: nonce sequence number in [0, 2^64).
             plaintext: bytes to encrypt.
             associated_data: authenticated but unencrypted bytes, or ``None`` for none.
+            prefix: bytes to put first (a packet's cleartext header), neither encrypted nor
+                authenticated; the C cipher writes everything into one buffer.
 
         Returns:
-            Ciphertext (same length as ``plaintext``) followed by the 16-byte tag.
+            ``prefix``, the ciphertext (as long as ``plaintext``), then the 16-byte tag.
         """
         small = self.small
         if small is not None and len(plaintext) <= C_AEAD_BYTES:
-            return small[0](self.key, sequence, plaintext, associated_data)
-        return self.aead.encrypt(_NONCE_PACK(sequence), plaintext, associated_data)
+            return small[0](self.key, sequence, plaintext, associated_data, prefix)
+        sealed = self.aead.encrypt(_NONCE_PACK(sequence), plaintext, associated_data)
+        return prefix + sealed if prefix else sealed
 
     def decrypt(
-        self, sequence: int, ciphertext: bytes, associated_data: bytes | None
+        self, sequence: int, ciphertext: bytes, associated_data: bytes | None, offset: int = 0
     ) -> bytes | None:
-        """Check the tag and decrypt.
+        """Check the tag and decrypt ``ciphertext[offset:]``.
 
         Args:
             sequence: nonce sequence number in [0, 2^64).
-            ciphertext: ciphertext followed by the 16-byte tag.
+            ciphertext: ciphertext followed by the 16-byte tag, from ``offset`` on.
             associated_data: the associated data used at encryption, or ``None``.
+            offset: where the ciphertext starts (after a packet's cleartext header), in
+                ``[0, len(ciphertext)]``; the C cipher reads it in place, without a slice.
 
         Returns:
             The plaintext, or ``None`` when the tag does not verify.
         """
         small = self.small
-        if small is not None and len(ciphertext) - MAC_BYTES <= C_AEAD_BYTES:
-            return small[1](self.key, sequence, ciphertext, associated_data)
+        if small is not None and len(ciphertext) - offset - MAC_BYTES <= C_AEAD_BYTES:
+            return small[1](self.key, sequence, ciphertext, associated_data, offset)
+        sealed = ciphertext[offset:] if offset else ciphertext
         try:
-            return self.aead.decrypt(_NONCE_PACK(sequence), ciphertext, associated_data)
+            return self.aead.decrypt(_NONCE_PACK(sequence), sealed, associated_data)
         except InvalidTag:
             return None
 

@@ -257,12 +257,30 @@ class MessageLayer:
         Raises:
             LocalProtocolError: ``budget`` smaller than one full fragment record.
         """
+        out = self.write_into(0, packet_seq, now, budget)
+        return None if out is None else bytes(out)
+
+    def write_into(
+        self, head_room: int, packet_seq: int, now: float, budget: int | None = None
+    ) -> bytearray | None:
+        """`write_packet` into a new buffer that starts with ``head_room`` zero bytes.
+
+        The caller writes its own header there and copies the buffer once, instead of once for
+        the records and once more to put the header in front (`Connection` does, per packet).
+
+        Returns:
+            The buffer (``head_room`` bytes, then the records), or ``None`` when nothing is due.
+
+        Raises:
+            LocalProtocolError: ``budget`` smaller than one full fragment record.
+        """
         budget = self._budget if budget is None else budget
         if budget < self._least_budget:
             raise LocalProtocolError(f"budget must be >= {self._least_budget} bytes, got {budget}")
         if packet_seq in self._sent:
             self._forget(packet_seq)
-        out = bytearray()
+        out = bytearray(head_room)
+        budget += head_room  # the records may fill the buffer up to here
         entries: _Carried = ([], [])
         used = [0] * self._channel_count
         self.left_behind = False
@@ -275,7 +293,8 @@ class MessageLayer:
         else:
             self._write_small(out, entries, used, budget, packet_seq, now)
             self._write_fragments(out, entries, used, budget, packet_seq, now)
-        if not out:
+        size = len(out) - head_room
+        if not size:
             return None
         self._credit = min(1.0, self._credit + self._fragment_share)
         if entries[0] or entries[1]:
@@ -283,8 +302,8 @@ class MessageLayer:
             if len(self._sent) > self._history:
                 self._forget(next(iter(self._sent)))
         self._packets += 1
-        self._bytes += len(out)
-        return bytes(out)
+        self._bytes += size
+        return out
 
     def _room(self, channel: int, used: list[int], budget: int, out: bytearray) -> int:
         cap = self.config.channels[channel].budget

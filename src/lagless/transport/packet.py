@@ -320,7 +320,7 @@ def write_packet(
         return head + body
     if cipher is None:
         raise LocalProtocolError("cipher is required to write an encrypted packet")
-    return head + cipher.encrypt(packet.sequence, body, packet_associated_data(protocol_id, prefix))
+    return cipher.encrypt(packet.sequence, body, packet_associated_data(protocol_id, prefix), head)
 
 
 def _read_request(
@@ -451,7 +451,7 @@ def write_payload_packet(
     head = _PAYLOAD_PREFIXES[count] + sequence.to_bytes(count, "little")
     if cipher is None:
         return head + payload
-    return head + cipher.encrypt(sequence, payload, associated[count])
+    return cipher.encrypt(sequence, payload, associated[count], head)
 
 
 def read_payload_packet(
@@ -492,7 +492,7 @@ def read_payload_packet(
     if cipher is None:
         body = bytes(data[1 + count :])
     else:
-        opened = cipher.decrypt(sequence, data[1 + count :], associated[count])
+        opened = cipher.decrypt(sequence, data, associated[count], 1 + count)
         if opened is None:
             return DropReason.DECRYPT_FAILED
         body = opened
@@ -573,7 +573,7 @@ def read_packet(
     else:
         assert cipher is not None  # invariant: checked before the size checks
         decrypted = cipher.decrypt(
-            sequence, data[1 + count :], packet_associated_data(protocol_id, prefix)
+            sequence, data, packet_associated_data(protocol_id, prefix), 1 + count
         )
         if decrypted is None:
             return DropReason.DECRYPT_FAILED
