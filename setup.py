@@ -4,8 +4,10 @@ Wheels are compiled unless ``LAGLESS_COMPILE=0``; editable installs never are, a
 compiled build fails is built again as pure Python (the build backend, ``_build/lagless_build.py``,
 decides: docs/compiled.md).
 
-The compiled modules are the transport's per-packet core, `Server` and `Client` included, and
-the C cipher that seals small packets (``_aead.c``). `Server` and `Client` are marked
+The compiled modules are the transport's per-packet core (`Server` and `Client` included) and
+the io modules every datagram passes through; two C modules join them: the cipher that seals
+every packet (``_aead.c``) and the builder of the reliability layer's events (``_events.c``).
+`Server` and `Client` are marked
 ``@mypyc_attr(allow_interpreted_subclasses=True)`` so that applications can still subclass them
 (an interpreted class cannot inherit any other compiled class).
 
@@ -50,12 +52,19 @@ SMALL_AEAD = Extension(
     sources=["src/lagless/transport/_aead.c"],
     extra_compile_args=["-O3"],
 )
-"""The C cipher for small packets (docs/compiled.md, "A small AEAD for small packets")."""
+"""The C cipher for every packet (docs/compiled.md, "A C AEAD for every packet")."""
+
+EVENTS = Extension(
+    "lagless.transport._events",
+    sources=["src/lagless/transport/_events.c"],
+    extra_compile_args=["-O3"],
+)
+"""The builder of the reliability layer's events (docs/compiled.md, "Events built in C")."""
 
 ext_modules = []
 if compile_requested():
     from mypyc.build import mypycify
 
-    ext_modules = [*mypycify(COMPILED, opt_level="3", multi_file=True), SMALL_AEAD]
+    ext_modules = [*mypycify(COMPILED, opt_level="3", multi_file=True), SMALL_AEAD, EVENTS]
 
 setup(ext_modules=ext_modules, cmdclass={"build_ext": ProfiledBuildExt})

@@ -11,12 +11,9 @@ code alone, as on a CPU without AVX2).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import platform
 import struct
-import sysconfig
-import warnings
 from pathlib import Path
 from types import ModuleType
 
@@ -30,41 +27,20 @@ from lagless.transport.crypto import C_AEAD_BYTES, C_DATA_LIMIT, SMALL_AEAD_BYTE
 from lagless.transport.drops import DropReason
 from lagless.transport.packet import payload_associated_data, read_payload_packet
 from lagless.transport.replay import ReplayWindow
+from tests.transport.c_extension import SOURCES, build_extension
 
-SOURCE = Path(crypto.__file__).resolve().parent / "_aead.c"
-if not SOURCE.exists():  # a compiled build run from build/ci-compiled: the source is in src/
-    SOURCE = Path(__file__).resolve().parents[2] / "src" / "lagless" / "transport" / "_aead.c"
+SOURCE = SOURCES / "_aead.c"
 VECTORS = Path(__file__).resolve().parents[1] / "conformance" / "vectors" / "netcode-1.02.json"
 NONCE = struct.Struct("<4xQ")
 
 
 def _build(tmp: Path, *, leave_out: str | None = None) -> ModuleType:
-    """Compile ``_aead.c`` into ``tmp`` with setuptools, as setup.py does, and import it.
+    """Compile ``_aead.c`` into ``tmp`` as setup.py does, and import it.
 
     ``leave_out`` names a macro that leaves vector code out: ``LAGLESS_AEAD_NO_AVX512`` (the
     AVX-512 code) or ``LAGLESS_AEAD_SCALAR`` (all of it).
     """
-    from setuptools import Distribution, Extension
-
-    macros = [(leave_out, "1")] if leave_out else []
-    ext = Extension(
-        "_aead", sources=[str(SOURCE)], extra_compile_args=["-O3"], define_macros=macros
-    )
-    dist = Distribution({"name": "aead-test", "ext_modules": [ext]})
-    with warnings.catch_warnings():  # Cython's build_ext, when installed, imports distutils
-        warnings.simplefilter("ignore", DeprecationWarning)
-        cmd = dist.get_command_obj("build_ext")
-        cmd.build_lib = str(tmp)
-        cmd.build_temp = str(tmp / "temp")
-        cmd.ensure_finalized()
-        cmd.run()
-    built = tmp / f"_aead{sysconfig.get_config_var('EXT_SUFFIX')}"
-    spec = importlib.util.spec_from_file_location("_aead", built)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return build_extension(tmp, "_aead", SOURCE, [(leave_out, "1")] if leave_out else None)
 
 
 def _installed_or_built(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:

@@ -405,7 +405,7 @@ class ReliableSender:
                     due.append(message_id)
 
     def fill_small(
-        self, out: bytearray, room: int, packet_seq: int, now: float
+        self, out: list[bytes], room: int, packet_seq: int, now: float
     ) -> tuple[int, int, list[int] | None, bool]:
         """Append the due unfragmented records to ``out`` while they fit in ``room`` bytes.
 
@@ -414,7 +414,7 @@ class ReliableSender:
         does not fit.
 
         Args:
-            out: The payload being built.
+            out: The records of the payload being built (each record appended whole).
             room: Bytes this channel may still add to it.
             packet_seq: Sequence number of the packet that will carry it.
             now: Current time (seconds).
@@ -445,7 +445,7 @@ class ReliableSender:
                 full = True
                 break
             due.popleft()
-            out += record
+            out.append(record)
             room -= size
             written += size
             small[message_id] = (record, packet_seq)
@@ -465,7 +465,7 @@ class ReliableSender:
                     full = True
                     break
                 fresh.popleft()
-                out += record
+                out.append(record)
                 room -= size
                 written += size
                 small[message_id] = (record, packet_seq)

@@ -68,9 +68,11 @@ from lagless.transport.records import (
     SHORT_UNPACK_FROM,
     Record,
     encode_record,
+    fragment_head,
     parse_payload,
     parse_records,
     record_size,
+    small_record,
 )
 from lagless.wire.errors import DecodeError
 
@@ -193,6 +195,8 @@ class MessageLayer:
         self._history = cfg.sent_packet_history
         self._channel_count = len(cfg.channels)
         self._sent: dict[int, _Carried] = {}
+        self.filled = 0
+        """Bytes of records in the payload `write_parts` wrote last (its pieces' total)."""
         self.left_behind = False
         """The last `write_packet` left a due unfragmented record out for want of room, so
         `has_pending` would say True (the sender's pump need not ask)."""
@@ -257,43 +261,44 @@ class MessageLayer:
         Raises:
             LocalProtocolError: ``budget`` smaller than one full fragment record.
         """
-        out = self.write_into(0, packet_seq, now, budget)
-        return None if out is None else bytes(out)
+        parts = self.write_parts(packet_seq, now, budget)
+        return None if parts is None else b"".join(parts)
 
-    def write_into(
-        self, head_room: int, packet_seq: int, now: float, budget: int | None = None
-    ) -> bytearray | None:
-        """`write_packet` into a new buffer that starts with ``head_room`` zero bytes.
+    def write_parts(
+        self, packet_seq: int, now: float, budget: int | None = None
+    ) -> list[bytes] | None:
+        """`write_packet` as the list of its pieces, the first one ``b""`` for a header.
 
-        The caller writes its own header there and copies the buffer once, instead of once for
-        the records and once more to put the header in front (`Connection` does, per packet).
+        The caller puts its own header in the first slot and joins the list: the payload is
+        copied once, whatever the number of records (`Connection` does, per packet).
 
         Returns:
-            The buffer (``head_room`` bytes, then the records), or ``None`` when nothing is due.
+            The pieces (``b""``, then every record's bytes in order), or ``None`` when nothing
+            is due.
 
         Raises:
             LocalProtocolError: ``budget`` smaller than one full fragment record.
         """
-        budget = self._budget if budget is None else budget
-        if budget < self._least_budget:
-            raise LocalProtocolError(f"budget must be >= {self._least_budget} bytes, got {budget}")
+        limit: int = self._budget if budget is None else budget
+        if limit < self._least_budget:
+            raise LocalProtocolError(f"budget must be >= {self._least_budget} bytes, got {limit}")
         if packet_seq in self._sent:
             self._forget(packet_seq)
-        out = bytearray(head_room)
-        budget += head_room  # the records may fill the buffer up to here
+        out: list[bytes] = [b""]
+        self.filled = 0
         entries: _Carried = ([], [])
         used = [0] * self._channel_count
         self.left_behind = False
         if not self._reserve[1]:
-            self._write_small(out, entries, used, budget, packet_seq, now)
+            self._write_small(out, entries, used, limit, packet_seq, now)
         elif self._credit >= 1.0:
-            wrote = self._write_fragments(out, entries, used, budget, packet_seq, now)
-            self._write_small(out, entries, used, budget, packet_seq, now)
+            wrote = self._write_fragments(out, entries, used, limit, packet_seq, now)
+            self._write_small(out, entries, used, limit, packet_seq, now)
             self._credit -= 1.0 if wrote else 0.0
         else:
-            self._write_small(out, entries, used, budget, packet_seq, now)
-            self._write_fragments(out, entries, used, budget, packet_seq, now)
-        size = len(out) - head_room
+            self._write_small(out, entries, used, limit, packet_seq, now)
+            self._write_fragments(out, entries, used, limit, packet_seq, now)
+        size = self.filled
         if not size:
             return None
         self._credit = min(1.0, self._credit + self._fragment_share)
@@ -305,14 +310,14 @@ class MessageLayer:
         self._bytes += size
         return out
 
-    def _room(self, channel: int, used: list[int], budget: int, out: bytearray) -> int:
+    def _room(self, channel: int, used: list[int], budget: int) -> int:
         cap = self.config.channels[channel].budget
-        room = budget - len(out)
+        room = budget - self.filled
         return room if cap is None else min(room, cap - used[channel])
 
     def _write_small(
         self,
-        out: bytearray,
+        out: list[bytes],
         entries: _Carried,
         used: list[int],
         budget: int,
@@ -325,16 +330,17 @@ class MessageLayer:
                     continue  # nothing unacked on this channel: nothing to write
             elif unreliable is None or not unreliable.queue:
                 continue
-            room = budget - len(out)
+            room = budget - self.filled
             if cap is not None:
                 room = min(room, cap - used[ch])
             if unreliable is not None:
                 queue = unreliable.queue
                 while queue and (size := record_size(len(queue[0][1]), fragment=False)) <= room:
                     message_id, data = queue.popleft()
-                    encode_record(out, ch, message_id, data)
+                    out.append(small_record(ch, message_id, data))
                     used[ch] += size
                     room -= size
+                    self.filled += size
                     self._records += 1
                 continue
             assert reliable is not None  # invariant: every lane has one sender
@@ -344,12 +350,13 @@ class MessageLayer:
             if ids is not None:
                 entries[0].append((reliable, ids))
                 used[ch] += written
+                self.filled += written
                 self._records += len(ids)
                 self._resent += resent
 
     def _write_fragments(
         self,
-        out: bytearray,
+        out: list[bytes],
         entries: _Carried,
         used: list[int],
         budget: int,
@@ -363,11 +370,13 @@ class MessageLayer:
             while (head := reliable.peek_fragment(now)) is not None:
                 msg, index = head
                 piece = msg.pieces[index]
-                if record_size(len(piece), fragment=True) > self._room(ch, used, budget, out):
+                size = record_size(len(piece), fragment=True)
+                if size > self._room(ch, used, budget):
                     break
-                before = len(out)
-                encode_record(out, ch, msg.message_id, piece, index, msg.count)
-                used[ch] += len(out) - before
+                out.append(fragment_head(ch, msg.message_id, index, msg.count, len(piece)))
+                out.append(piece)
+                used[ch] += size
+                self.filled += size
                 entries[1].append((reliable, msg, index))
                 self._records += 1
                 self._resent += reliable.take(msg, index, packet_seq, now)

@@ -38,6 +38,7 @@ __all__ = [
     "ParsedRecord",
     "Record",
     "encode_record",
+    "fragment_head",
     "parse_payload",
     "parse_records",
     "record_size",
@@ -125,15 +126,22 @@ def encode_record(
     if index < 0:
         out += small_record(channel, message_id, data)
         return
-    out += _HEAD.pack(channel | FRAGMENT_FLAG, message_id)
-    out += _FRAG.pack(index, count - 1)
-    n = len(data)
-    if n < 0x80:
-        out.append(n)
-    else:
-        out.append((n & 0x7F) | 0x80)
-        out.append(n >> 7)
+    out += fragment_head(channel, message_id, index, count, len(data))
     out += data
+
+
+def fragment_head(channel: int, message_id: int, index: int, count: int, length: int) -> bytes:
+    """Return the bytes of a fragment record before its data (of ``length`` bytes).
+
+    Args:
+        channel: Channel index (0..63).
+        message_id: 16-bit message id.
+        index: Fragment index.
+        count: Number of fragments (2..256).
+        length: Fragment data length, below 16384 bytes.
+    """
+    varint = bytes((length,)) if length < 0x80 else bytes(((length & 0x7F) | 0x80, length >> 7))
+    return _HEAD.pack(channel | FRAGMENT_FLAG, message_id) + _FRAG.pack(index, count - 1) + varint
 
 
 def parse_records(data: bytes, fragment_size: int, start: int = 0) -> list[ParsedRecord]:
