@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from lagless.transport.config import ChannelConfig, ChannelKind, MessageLayerConfig
 from lagless.transport.fragment import Fragmenter, Reassembler
 from lagless.transport.message_errors import MessageDropReason, MessageViolation, SendQueueFull
-from lagless.transport.records import SHORT_PACK, small_record
+from lagless.transport.records import small_record_head
 from lagless.wire.seq import seq_diff, seq_greater
 
 __all__ = [
@@ -234,12 +234,14 @@ class ReliableSender:
     """Reliable messages of one channel from ``send`` until the receiver must have them.
 
     Unfragmented messages are kept per packet, not per message: ``_small`` maps the id of every
-    unacked one to ``(record, carrier)`` (its encoded record and the sequence of the last packet
-    that carried it, -1 while it waits to be sent), and each packet writes one `Flight` listing the
-    ids it carried. An ack of the packet completes the ids of its flight that are still unacked;
-    a loss, or ``resend_delay`` passing, moves those it was the last carrier of to ``_due``.
-    Fragments go through ``peek_fragment`` and ``take`` one `Outgoing` slot at a time. The cost
-    of a packet is the records it carries, not the messages in flight.
+    unacked one to ``(head, data, carrier)`` (its record in two pieces, the encoded header and the
+    message's own bytes, so a large message is never copied before the payload is joined; and
+    the sequence of the last packet that carried it, -1 while it waits to be sent), and each
+    packet writes one `Flight` listing the ids it carried. An ack of the packet completes the
+    ids of its flight that are still unacked; a loss, or ``resend_delay`` passing, moves those it
+    was the last carrier of to ``_due``. Fragments go through ``peek_fragment`` and ``take`` one
+    `Outgoing` slot at a time. The cost of a packet is the records it carries, not the messages
+    in flight.
     """
 
     __slots__ = (
@@ -320,7 +322,7 @@ class ReliableSender:
         self._fragmenter = Fragmenter(
             fragment_size=layer.fragment_size, max_fragments=layer.max_fragments
         )
-        self._small: dict[int, tuple[bytes, int]] = {}
+        self._small: dict[int, tuple[bytes, bytes, int]] = {}
         self._fresh: deque[int] = deque()  # unfragmented ids never sent, in id order
         self._due: deque[int] = deque()  # ids due at once; stale unless their carrier is -1
         self._flights: deque[Flight] = deque()
@@ -368,12 +370,8 @@ class ReliableSender:
         self.sent += 1
         size = len(payload)
         if size <= self.fragment_size:
-            record = (
-                SHORT_PACK(self.channel, message_id, size) + payload  # small_record, inline
-                if size < 0x80
-                else small_record(self.channel, message_id, payload)
-            )
-            self._small[message_id] = (record, -1)
+            head = small_record_head(self.channel, message_id, size)
+            self._small[message_id] = (head, payload, -1)
             self._fresh.append(message_id)
             return message_id
         fragmenter = self._fragmenter
@@ -400,8 +398,8 @@ class ReliableSender:
             _, seq, ids = flights.popleft()
             for message_id in ids:
                 entry = small.get(message_id)
-                if entry is not None and entry[1] == seq:
-                    small[message_id] = (entry[0], -1)
+                if entry is not None and entry[2] == seq:
+                    small[message_id] = (entry[0], entry[1], -1)
                     due.append(message_id)
 
     def fill_small(
@@ -436,19 +434,20 @@ class ReliableSender:
         while due:
             message_id = due[0]
             entry = small.get(message_id)
-            if entry is None or entry[1] != -1:
+            if entry is None or entry[2] != -1:
                 due.popleft()
                 continue
-            record = entry[0]
-            size = len(record)
+            head, data, _ = entry
+            size = len(head) + len(data)
             if size > room:
                 full = True
                 break
             due.popleft()
-            out.append(record)
+            out.append(head)
+            out.append(data)
             room -= size
             written += size
-            small[message_id] = (record, packet_seq)
+            small[message_id] = (head, data, packet_seq)
             ids.append(message_id)
         resent = len(ids)
         if not full:
@@ -459,16 +458,17 @@ class ReliableSender:
                 message_id = fresh[0]
                 if (message_id - oldest) & 0xFFFF >= window:
                     break
-                record = small[message_id][0]
-                size = len(record)
+                head, data, _ = small[message_id]
+                size = len(head) + len(data)
                 if size > room:
                     full = True
                     break
                 fresh.popleft()
-                out.append(record)
+                out.append(head)
+                out.append(data)
                 room -= size
                 written += size
-                small[message_id] = (record, packet_seq)
+                small[message_id] = (head, data, packet_seq)
                 ids.append(message_id)
         if not ids:
             return 0, 0, None, full
@@ -502,8 +502,8 @@ class ReliableSender:
         due = self._due
         for message_id in ids:
             entry = small.get(message_id)
-            if entry is not None and entry[1] == packet_seq:
-                small[message_id] = (entry[0], -1)
+            if entry is not None and entry[2] == packet_seq:
+                small[message_id] = (entry[0], entry[1], -1)
                 due.append(message_id)
         ids.clear()
 
@@ -656,7 +656,7 @@ class ReliableSender:
         small = self._small
         while due:
             entry = small.get(due[0])
-            if entry is not None and entry[1] == -1:
+            if entry is not None and entry[2] == -1:
                 return True
             due.popleft()
         fresh = self._fresh

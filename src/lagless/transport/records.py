@@ -43,6 +43,7 @@ __all__ = [
     "parse_records",
     "record_size",
     "small_record",
+    "small_record_head",
 ]
 
 _HEAD: Final = struct.Struct(">BH")
@@ -104,10 +105,20 @@ def small_record(channel: int, message_id: int, data: bytes) -> bytes:
     Returns:
         The record bytes, the same as `encode_record` appends.
     """
-    n = len(data)
-    if n < 0x80:
-        return SHORT_PACK(channel, message_id, n) + data
-    return _LONG_PACK(channel, message_id, (n & 0x7F) | 0x80, n >> 7) + data
+    return small_record_head(channel, message_id, len(data)) + data
+
+
+def small_record_head(channel: int, message_id: int, length: int) -> bytes:
+    """Return the bytes of an unfragmented record before its data (of ``length`` bytes).
+
+    Args:
+        channel: Channel index (0..63).
+        message_id: 16-bit message id.
+        length: Message length, below 16384 bytes.
+    """
+    if length < 0x80:
+        return SHORT_PACK(channel, message_id, length)
+    return _LONG_PACK(channel, message_id, (length & 0x7F) | 0x80, length >> 7)
 
 
 def encode_record(
