@@ -49,6 +49,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass
+from typing import cast
 
 from lagless.transport.config import ChannelConfig, ChannelKind, MessageLayerConfig
 from lagless.transport.fragment import Fragmenter, Reassembler
@@ -72,8 +73,13 @@ _NEVER = -math.inf  # last_sent of a fragment never sent or whose packet was los
 Ready = tuple[int, int, bytes]
 """A message for the application inside the message layer: ``(channel, message_id, payload)``
 (a tuple, built in a tenth of the time of a `ReceivedMessage`)."""
-Delivered = tuple[int, int]
-"""A fully acknowledged reliable message inside the message layer: ``(channel, message_id)``."""
+Delivered = tuple[int, object]
+"""A fully acknowledged reliable message inside the message layer: ``(channel, message_id)``.
+
+The sender keeps its message ids as the int objects `send` made (``object`` to a compiled
+build): they only pass through its dicts, queues and flights, and a machine integer would be
+boxed into a new int object at every step (docs/compiled.md, "Writing code that mypyc compiles
+well")."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -223,7 +229,7 @@ class _Schedule:
         return None
 
 
-Flight = tuple[float, int, list[int]]
+Flight = tuple[float, int, list[object]]
 """The unfragmented records of one channel in one packet: ``(sent_at, packet_seq, message ids)``.
 
 The id list is shared with the message layer's record of the packet, which empties it when the
@@ -322,9 +328,9 @@ class ReliableSender:
         self._fragmenter = Fragmenter(
             fragment_size=layer.fragment_size, max_fragments=layer.max_fragments
         )
-        self._small: dict[int, tuple[bytes, bytes, int]] = {}
-        self._fresh: deque[int] = deque()  # unfragmented ids never sent, in id order
-        self._due: deque[int] = deque()  # ids due at once; stale unless their carrier is -1
+        self._small: dict[object, tuple[bytes, bytes, int]] = {}  # keyed by message id
+        self._fresh: deque[object] = deque()  # unfragmented ids never sent, in id order
+        self._due: deque[object] = deque()  # ids due at once; stale unless their carrier is -1
         self._flights: deque[Flight] = deque()
         self._big: dict[int, Outgoing] = {}  # fragmented messages not yet released
         self._fragments = _Schedule()
@@ -370,9 +376,9 @@ class ReliableSender:
         self.sent += 1
         size = len(payload)
         if size <= self.fragment_size:
-            head = small_record_head(self.channel, message_id, size)
-            self._small[message_id] = (head, payload, -1)
-            self._fresh.append(message_id)
+            key: object = message_id  # boxed once (see `Delivered`)
+            self._small[key] = (small_record_head(self.channel, message_id, size), payload, -1)
+            self._fresh.append(key)
             return message_id
         fragmenter = self._fragmenter
         count = fragmenter.count(len(payload))
@@ -404,7 +410,7 @@ class ReliableSender:
 
     def fill_small(
         self, out: list[bytes], room: int, packet_seq: int, now: float
-    ) -> tuple[int, int, list[int] | None, bool]:
+    ) -> tuple[int, int, list[object] | None, bool]:
         """Append the due unfragmented records to ``out`` while they fit in ``room`` bytes.
 
         Records whose carrier was lost or whose resend delay passed come first, in the order they
@@ -428,7 +434,7 @@ class ReliableSender:
             self._expire(now)
         small = self._small
         due = self._due
-        ids: list[int] = []
+        ids: list[object] = []
         written = 0
         full = False
         while due:
@@ -456,7 +462,7 @@ class ReliableSender:
             window = self.window
             while fresh:
                 message_id = fresh[0]
-                if (message_id - oldest) & 0xFFFF >= window:
+                if (cast(int, message_id) - oldest) & 0xFFFF >= window:
                     break
                 head, data, _ = small[message_id]
                 size = len(head) + len(data)
@@ -475,7 +481,7 @@ class ReliableSender:
         flights.append((now, packet_seq, ids))
         return written, resent, ids, full
 
-    def acked_small(self, ids: list[int]) -> None:
+    def acked_small(self, ids: list[object]) -> None:
         """The packet of flight ``ids`` was acked: complete its messages not acked before.
 
         Args:
@@ -491,7 +497,7 @@ class ReliableSender:
         if self.oldest not in small:
             self._advance()
 
-    def lost_small(self, packet_seq: int, ids: list[int]) -> None:
+    def lost_small(self, packet_seq: int, ids: list[object]) -> None:
         """Packet ``packet_seq`` with flight ``ids`` was lost: its last-carried records are due.
 
         Args:
@@ -660,7 +666,7 @@ class ReliableSender:
                 return True
             due.popleft()
         fresh = self._fresh
-        if fresh and self._in_window(fresh[0]):
+        if fresh and self._in_window(cast(int, fresh[0])):
             return True
         return self.has_fragments and self.peek_fragment(now, admit=False) is not None
 

@@ -827,7 +827,7 @@ class Connection:
     def _take_entries(
         self,
         kind: type[MessageReceived] | type[MessageDelivered],
-        queue: deque[tuple[int, int, bytes]] | deque[tuple[int, int]],
+        queue: deque[tuple[int, int, bytes]] | deque[tuple[int, object]],
     ) -> None:
         """Turn the entries of one of the message layer's queues into ``kind`` events; empty it.
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from lagless.errors import LocalProtocolError
 from lagless.transport.channels import (
@@ -86,7 +87,9 @@ __all__ = [
 ]
 
 
-_Carried = tuple[list[tuple[ReliableSender, list[int]]], list[tuple[ReliableSender, Outgoing, int]]]
+_Carried = tuple[
+    list[tuple[ReliableSender, list[object]]], list[tuple[ReliableSender, Outgoing, int]]
+]
 """The reliable records of one sent packet: each channel's flight of unfragmented message ids
 (`ReliableSender.fill_small`), and its fragments as ``(sender, message, index)``."""
 
@@ -482,7 +485,7 @@ class MessageLayer:
         if not self.delivered:
             return None
         channel, message_id = self.delivered.popleft()
-        return DeliveredMessage(channel=channel, message_id=message_id)
+        return DeliveredMessage(channel=channel, message_id=cast(int, message_id))
 
     # ----------------------------------------------------------------------------- receiving
 
