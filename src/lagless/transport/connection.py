@@ -380,6 +380,9 @@ class Connection:
         self._acks = AckTracker(config=self.config.acks, rtt=self._rtt)
         self._messages = MessageLayer(config=self.config.messages)
         self._send_lanes = self._messages.send_lanes
+        # emptied after every batch of events: bound once (a deque's method is looked up by name)
+        self._clear_ready: Callable[[], None] = self._messages.ready.clear
+        self._clear_delivered: Callable[[], None] = self._messages.delivered.clear
         self._congestion = CongestionController(now=now, config=self.config.congestion)
         self._loss_min_outcomes = self.config.congestion.loss_min_outcomes  # read per ack batch
         self._loss = LossEstimator()
@@ -568,7 +571,7 @@ class Connection:
             self._eliciting_at = now
         ready = self._messages.ready
         if ready:
-            self._take_entries(MessageReceived, ready)
+            self._take_entries(MessageReceived, ready, self._clear_ready)
 
     def payloads_to_send(self, now: float) -> list[bytes]:
         """Return the payloads to hand to the netcode layer now (each ≤ 1200 bytes).
@@ -817,19 +820,21 @@ class Connection:
         delivered = messages.delivered
         if delivered:
             if self.config.delivery_events:
-                self._take_entries(MessageDelivered, delivered)
+                self._take_entries(MessageDelivered, delivered, self._clear_delivered)
             else:
-                delivered.clear()
+                self._clear_delivered()
         ready = messages.ready
         if ready:
-            self._take_entries(MessageReceived, ready)
+            self._take_entries(MessageReceived, ready, self._clear_ready)
 
     def _take_entries(
         self,
         kind: type[MessageReceived] | type[MessageDelivered],
         queue: deque[tuple[int, int, bytes]] | deque[tuple[int, object]],
+        clear: Callable[[], None],
     ) -> None:
-        """Turn the entries of one of the message layer's queues into ``kind`` events; empty it.
+        """Turn the entries of one of the message layer's queues into ``kind`` events; empty it
+        with ``clear`` (its bound ``clear``).
 
         The entries (``ready``'s or ``delivered``'s) are taken as plain objects: typed as they are
         (``tuple[int, int, bytes]``), a compiled build would unbox every entry's integers into a
@@ -844,7 +849,7 @@ class Connection:
         else:
             new = _new
             self._events += [new(kind, head + entry) for entry in entries]
-        queue.clear()
+        clear()
 
     def _on_outcomes(self, outcomes: list[Outcome], now: float) -> None:
         """Apply the outcomes of `AckTracker.take_outcomes`."""

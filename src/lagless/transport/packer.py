@@ -148,6 +148,7 @@ class MessageLayer:
         self.ready: deque[Ready] = deque()
         """``(channel, message_id, payload)`` for the application, in delivery order: what
         `next_received` drains (an owner may also read and clear it)."""
+        self._queue_ready: Callable[[Ready], None] = self.ready.append  # bound once (channels)
         self.delivered: deque[Delivered] = deque()
         """``(channel, message_id)`` of reliable messages fully acked, oldest first: what
         `next_delivered` drains (an owner may also read and clear it)."""
@@ -516,6 +517,7 @@ class MessageLayer:
         if reassembler.memory and reassembler.expire(now):
             return self._drop(MessageDropReason.REASSEMBLY_TIMEOUT)
         ready = self.ready
+        queue_ready = self._queue_ready
         before = len(ready)
         ordered = self._ordered
         fast_limits = self._fast_limits
@@ -551,7 +553,7 @@ class MessageLayer:
             stop = begin + length
             if stop > end or length > fast_limits[head]:
                 break
-            ready.append((head, message_id, data[begin:stop]))
+            queue_ready((head, message_id, data[begin:stop]))
             receiver.base = (message_id + 1) & 0xFFFF
             pos = stop
         if pos >= end:
