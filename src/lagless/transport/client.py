@@ -15,7 +15,7 @@ payloads reach the `Connection` straight from the netcode layer's read path (its
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from mypy_extensions import mypyc_attr
 
@@ -56,6 +56,8 @@ class Client:
         self._connection_config = connection if connection is not None else ConnectionConfig()
         self._connection: Connection | None = None
         self._events: deque[Event] = deque()
+        # bound once: called per payload, and a compiled build looks a deque's method up by name
+        self._queue_events: Callable[[Iterable[Event]], None] = self._events.extend
         self._now = 0.0
         self._connections_made = 0
         self.sends_after_end = 0
@@ -271,4 +273,4 @@ class Client:
     def _drain(self) -> None:
         if self._connection is None:
             return
-        self._events.extend(self._connection.take_events())
+        self._queue_events(self._connection.take_events())

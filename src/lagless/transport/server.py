@@ -46,7 +46,7 @@ import dataclasses
 import heapq
 import os
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from mypy_extensions import mypyc_attr
@@ -115,6 +115,8 @@ class Server:
         self._plain: set[int] = set()  # connection ids of plain netcode clients
         self._plain_unmarked = plain_unmarked
         self._events: deque[Event] = deque()
+        # bound once: called per payload, and a compiled build looks a deque's method up by name
+        self._queue_events: Callable[[Iterable[Event]], None] = self._events.extend
         self._now = 0.0
         self._touched: set[int] = set()  # connection ids that may have output or a new deadline
         self._retime: set[int] = set()  # connection ids pumped whose deadline is not yet read
@@ -374,7 +376,7 @@ class Server:
             event = self.netcode.next_event()
 
     def _drain(self, connection: Connection) -> None:
-        self._events.extend(connection.take_events())
+        self._queue_events(connection.take_events())
 
     def _schedule(self) -> None:
         """Read the deadlines of the connections pumped since the last call into the timer heap."""
