@@ -15,7 +15,7 @@ Payload layout (the plaintext of one netcode payload packet, at most 1200 bytes)
     flags:u8     bit 0: a time request follows (9 bytes)
                  bit 1: a time response follows (25 bytes)
                  bit 2: an ack delay follows (2 bytes)
-                 bit 3: ack at once (the end of a burst: the sender has nothing left to send)
+                 bit 3: ack at once (the end of a burst: nothing more may leave for now)
                  bits 4-7: zero
     [ack delay:u16, units of 0.1 ms] [time request] [time response]   (clocksync.py layouts)
     message records to the end of the payload               (packer.py layout)
@@ -188,7 +188,7 @@ def _event_builder() -> EventBuilder | None:
 
 BUILD_EVENTS: Final = _event_builder()
 """The C event builder of a compiled build, or ``None`` (docs/compiled.md, "Events built in
-C"): two events per message, 0.24 µs each from Python, a fifth of that in C."""
+C"): two events per message, 0.32 µs each from Python, 0.09 µs in C."""
 
 MAX_PAYLOAD: Final = 1200  # bytes; netcode 1.02 payload limit (DESIGN.md "Transport defaults")
 FLAG_TIME_REQUEST: Final = 0x01
