@@ -53,6 +53,9 @@ class Driver(Generic[T]):
         self._name = format_hostport(self.address)
         # the batch form of next_event, when the object has one (see lagless._types.SansIO)
         self._take: Callable[[], list[object]] | None = getattr(obj, "take_events", None)
+        # called per datagram: bound once (on an object typed by protocol, a compiled build looks
+        # the method up by name at every call)
+        self._receive_datagram: Callable[[bytes, Address, float], None] = obj.receive_datagram
         self.events: deque[object] = deque()
         self.due: float | None = None  # the object's next deadline (s), as it last said
         self.wake_at: float | None = None  # when the driver must next call on_timer (s)
@@ -140,7 +143,7 @@ class Driver(Generic[T]):
     def _feed(self, data: bytes, addr: Address) -> None:
         self.datagrams += 1
         try:
-            self.obj.receive_datagram(data, addr, self._clock())
+            self._receive_datagram(data, addr, self._clock())
         except Exception:
             self.error("receive_datagram")
 
