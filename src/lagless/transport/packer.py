@@ -73,7 +73,7 @@ from lagless.transport.records import (
     parse_payload,
     parse_records,
     record_size,
-    small_record,
+    small_record_head,
 )
 from lagless.wire.errors import DecodeError
 
@@ -341,7 +341,8 @@ class MessageLayer:
                 queue = unreliable.queue
                 while queue and (size := record_size(len(queue[0][1]), fragment=False)) <= room:
                     message_id, data = queue.popleft()
-                    out.append(small_record(ch, message_id, data))
+                    out.append(small_record_head(ch, message_id, len(data)))
+                    out.append(data)  # joined with the rest: not copied twice
                     used[ch] += size
                     room -= size
                     self.filled += size
