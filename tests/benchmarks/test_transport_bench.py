@@ -37,6 +37,15 @@ def test_every_stack_reports_every_network_measure(
         assert {(r["measure"], r["unit"]) for r in rows if r["stack"] == stack} >= network
     raw = {(r["measure"], r["unit"]) for r in rows if r["stack"] == bench.RAW_UDP}
     assert raw == {(bench.RTT_P50, "ms"), (bench.RTT_P99, "ms")}
+    poll = {(r["measure"], r["unit"]) for r in rows if r["stack"] == bench.LAGLESS_POLL}
+    assert poll == {
+        *(
+            (f"throughput {label}", unit)
+            for label in ("100 B", "1000 B")
+            for unit in ("msg/s", "MB/s")
+        ),
+        ("wire per 100 B msg, bulk", "B"),
+    }
 
 
 def test_values_are_positive_and_finite(rows: list[dict[str, object]]) -> None:
@@ -59,16 +68,17 @@ def test_ratios_are_against_enet(bench: ModuleType, rows: list[dict[str, object]
 
 
 def test_derived_columns_agree(bench: ModuleType, rows: list[dict[str, object]]) -> None:
-    for stack in bench.STACKS:
+    for stack in bench.THROUGHPUT_STACKS:
         for label, size in (("100 B", 100), ("1000 B", 1000)):
             rate = _value(rows, stack, f"throughput {label}", "msg/s")
             mbps = _value(rows, stack, f"throughput {label}", "MB/s")
             assert mbps == pytest.approx(rate * size / 1e6)
+        assert _value(rows, stack, "wire per 100 B msg, bulk", "B") > 100.0  # payload + header
+    for stack in bench.STACKS:
         assert _value(rows, stack, "RTT p99, 32 B at 60 Hz", "ms") >= _value(
             rows, stack, "RTT p50, 32 B at 60 Hz", "ms"
         )
-        for measure in ("wire per 100 B msg, bulk", "wire per 100 B msg, 60 Hz"):
-            assert _value(rows, stack, measure, "B") > 100.0  # payload plus some header
+        assert _value(rows, stack, "wire per 100 B msg, 60 Hz", "B") > 100.0
 
 
 def test_in_memory_rows_cover_both_pairs_and_sizes(rows: list[dict[str, object]]) -> None:
@@ -98,6 +108,17 @@ def test_goals_report_the_four_numbers_of_this_run(
     cost = _value(rows, bench.LAGLESS, bench.SANSIO_100, "µs/msg")
     assert goals["sansio_us_per_msg"]["measured"] == pytest.approx(cost)
     assert goals["sansio_us_per_msg"]["met"] is (cost <= 4.0)
+    reference = bench.asyncio_ratios(rows)
+    for label in ("100 B", "1000 B"):
+        key = label.replace(" ", "")
+        measure = f"throughput {label}"
+        poll = _value(rows, bench.LAGLESS_POLL, measure, "msg/s")
+        on_asyncio = _value(rows, bench.LAGLESS, measure, "msg/s")
+        enet = _value(rows, bench.ENET, measure, "msg/s")
+        goal = goals[f"reliable_{key}_vs_enet"]
+        assert goal["measured"] == pytest.approx(poll / enet)
+        assert goal["met"] is (poll / enet >= 0.5)
+        assert reference[f"reliable_{key}_vs_enet_asyncio"] == pytest.approx(on_asyncio / enet)
 
 
 def test_json_output_is_one_object(
@@ -114,6 +135,8 @@ def test_json_output_is_one_object(
         "reliable_1000B_vs_enet",
         "rtt_p50_vs_raw_udp",
         "sansio_us_per_msg",
+        "reliable_100B_vs_enet_asyncio",
+        "reliable_1000B_vs_enet_asyncio",
     ):
         assert math.isfinite(summary[key])
     assert len(summary["goals"]) == 4
