@@ -171,6 +171,20 @@ def test_the_poly1305_reduction_edges(aead: ModuleType, size: int) -> None:
             )
 
 
+@pytest.mark.parametrize("aad_size", [0, 1, 15, 16, 17, 22, 31, 32, 33, 80, 127, 128, 129])
+def test_every_count_of_blocks_in_one_tag(aead: ModuleType, aad_size: int) -> None:
+    """The AVX-512 tag runs the associated data, ciphertext and lengths as one stream of blocks,
+    with zero blocks put first to fill the first run of eight: every count of them (0 to 7),
+    with the associated data alone in the first run, spilling into the next one, or absent."""
+    key = bytes(range(1, 33))
+    aad = bytes(range(aad_size))
+    for size in range(200, 330):
+        plaintext = bytes((7 * i) & 0xFF for i in range(size))
+        sealed = aead.seal(key, size, plaintext, aad)
+        assert sealed == _reference(key, size, plaintext, aad), (aad_size, size)
+        assert aead.open(key, size, sealed, aad) == plaintext
+
+
 @pytest.mark.parametrize("sealed", [b"", b"\0", bytes(15)])
 def test_shorter_than_a_tag_is_none(aead: ModuleType, sealed: bytes) -> None:
     assert aead.open(bytes(32), 0, sealed, None) is None
