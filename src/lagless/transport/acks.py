@@ -47,6 +47,7 @@ import enum
 import math
 import struct
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Generic, TypeVar
 
@@ -367,6 +368,8 @@ class AckTracker:
         "_ack_bits",
         "_config",
         "_in_flight",
+        "_in_flight_append",
+        "_in_flight_popleft",
         "_next_sequence",
         "_notes",
         "_peer_ack",
@@ -391,6 +394,9 @@ class AckTracker:
         self._next_sequence = 0
         self._sent: SequenceBuffer[_Sent] = SequenceBuffer(self._config.sent_buffer_size)
         self._in_flight: deque[int] = deque()  # sequences in send order, possibly resolved
+        # bound once: a compiled build calls a deque's methods through a lookup by name
+        self._in_flight_append: Callable[[int], None] = self._in_flight.append
+        self._in_flight_popleft: Callable[[], int] = self._in_flight.popleft
         self._received: SequenceBuffer[bool] = SequenceBuffer(self._config.received_window)
         self._ack = SEQUENCE_MODULUS - 1
         self._ack_bits = 0
@@ -451,13 +457,13 @@ class AckTracker:
         # Rule (c): a packet whose slot is about to be reused is lost.
         in_flight = self._in_flight
         while in_flight and (sequence - in_flight[0]) & 0xFFFF >= capacity:
-            self._declare_lost(in_flight.popleft())
+            self._declare_lost(self._in_flight_popleft())
         # sequences are allocated in order, so the slot is the only one to (over)write
         slot = sequence & (capacity - 1)
         sent._sequences[slot] = sequence
         sent._values[slot] = (now, size, False)
         sent._newest = sequence
-        in_flight.append(sequence)
+        self._in_flight_append(sequence)
         self._next_sequence = (sequence + 1) & 0xFFFF
         return sequence, self._ack, self._ack_bits
 
@@ -611,7 +617,7 @@ class AckTracker:
             behind = (ack - in_flight[0]) & 0xFFFF
             if behind <= ACK_BITS or behind > 0x8000:
                 break  # within the field, or in_flight[0] is newer than the ack
-            sequence = in_flight.popleft()
+            sequence = self._in_flight_popleft()
             slot = sequence & mask
             if sequences[slot] == sequence:
                 sent = values[slot]
@@ -655,13 +661,13 @@ class AckTracker:
                 slot = head & mask
                 sent = values[slot] if sequences[slot] == head else None
                 if sent is None or sent[2]:
-                    in_flight.popleft()  # resolved already
+                    self._in_flight_popleft()  # resolved already
                     continue
                 # the same sum as next_loss_deadline, so a timer fired at that deadline always
                 # resolves the packet (now - timeout could round the other way and spin the driver)
                 if sent[0] + timeout > now:
                     break
-                in_flight.popleft()
+                self._in_flight_popleft()
                 values[slot] = (sent[0], sent[1], True)
                 self._notes.append((head, sent[0], sent[1], rtt.rtt, True))
         out = self._notes
@@ -702,5 +708,5 @@ class AckTracker:
                 sent = values[slot]
                 if sent is not None and not sent[2]:
                     return sent[0] + self.loss_timeout()
-            in_flight.popleft()  # already resolved
+            self._in_flight_popleft()  # already resolved
         return None

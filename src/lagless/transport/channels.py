@@ -258,6 +258,8 @@ class ReliableSender:
         "_delivered",
         "_due",
         "_flights",
+        "_flights_append",
+        "_flights_popleft",
         "_fragmenter",
         "_fragments",
         "_fresh",
@@ -341,6 +343,8 @@ class ReliableSender:
         self._deliver: Callable[[Delivered], None] = delivered.append
         self._due: deque[object] = deque()  # ids due at once; stale unless their carrier is -1
         self._flights: deque[Flight] = deque()
+        self._flights_append: Callable[[Flight], None] = self._flights.append
+        self._flights_popleft: Callable[[], Flight] = self._flights.popleft
         self._big: dict[int, Outgoing] = {}  # fragmented messages not yet released
         self._fragments = _Schedule()
         self._waiting: deque[Outgoing] = deque()  # fragmented messages not admitted yet
@@ -409,8 +413,9 @@ class ReliableSender:
         small = self._small
         due = self._due
         delay = self.resend_delay
+        popleft = self._flights_popleft
         while flights and flights[0][0] + delay <= now:
-            _, seq, ids = flights.popleft()
+            _, seq, ids = popleft()
             for message_id in ids:
                 entry = small.get(message_id)
                 if entry is not None and entry[2] == seq:
@@ -488,7 +493,7 @@ class ReliableSender:
                 ids.append(message_id)
         if not ids:
             return 0, 0, None, full
-        flights.append((now, packet_seq, ids))
+        self._flights_append((now, packet_seq, ids))
         return written, resent, ids, full
 
     def acked_small(self, ids: list[object]) -> None:
@@ -501,7 +506,8 @@ class ReliableSender:
         deliver = self._deliver
         channel = self.channel
         for message_id in ids:
-            if small.pop(message_id, None) is not None:
+            if message_id in small:  # not acked by an earlier carrier
+                del small[message_id]
                 deliver((channel, message_id))
         ids.clear()
         if self.oldest not in small:
@@ -684,8 +690,9 @@ class ReliableSender:
         """Return the earliest time (seconds) a sent, unacked record becomes due, or None."""
         best: float | None = None
         flights = self._flights
+        popleft = self._flights_popleft
         while flights and not flights[0][2]:
-            flights.popleft()
+            popleft()
         if flights:
             best = flights[0][0] + self.resend_delay
         head = self._fragments.inflight_head()

@@ -407,9 +407,11 @@ class MessageLayer:
 
         Pump the object afterwards (see ``lagless.io.drive.pump``).
         """
-        carried = self._sent.pop(packet_seq, None)
+        sent = self._sent
+        carried = sent.get(packet_seq)  # get and del: a compiled build calls pop by name
         if carried is None:
             return
+        del sent[packet_seq]
         delivered = self.delivered
         before = len(delivered)
         for sender, ids in carried[0]:
