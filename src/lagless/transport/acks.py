@@ -454,9 +454,11 @@ class AckTracker:
         sequence = self._next_sequence
         sent = self._sent
         capacity = sent._size
-        # Rule (c): a packet whose slot is about to be reused is lost.
+        # Rule (c): a packet whose slot is about to be reused is lost. ``_in_flight`` is appended
+        # here only and taken from the front only, so it holds every sequence from its head to
+        # the last one sent: its head is len(_in_flight) behind ``sequence`` (no index needed).
         in_flight = self._in_flight
-        while in_flight and (sequence - in_flight[0]) & 0xFFFF >= capacity:
+        while len(in_flight) >= capacity:
             self._declare_lost(self._in_flight_popleft())
         # sequences are allocated in order, so the slot is the only one to (over)write
         slot = sequence & (capacity - 1)

@@ -264,6 +264,7 @@ class ReliableSender:
         "_fragments",
         "_fresh",
         "_fresh_append",
+        "_fresh_appendleft",
         "_fresh_popleft",
         "_held",
         "_least_resend",
@@ -340,6 +341,7 @@ class ReliableSender:
         # deque (not compiled) through a lookup by name, three times the cost of the call
         self._fresh_append: Callable[[object], None] = self._fresh.append
         self._fresh_popleft: Callable[[], object] = self._fresh.popleft
+        self._fresh_appendleft: Callable[[object], None] = self._fresh.appendleft
         self._deliver: Callable[[Delivered], None] = delivered.append
         self._due: deque[object] = deque()  # ids due at once; stale unless their carrier is -1
         self._flights: deque[Flight] = deque()
@@ -475,16 +477,20 @@ class ReliableSender:
             popleft = self._fresh_popleft
             oldest = self.oldest
             window = self.window
+            putback = self._fresh_appendleft
+            # taken, then put back when it may not go (a compiled build indexes a deque through
+            # a generic lookup, dearer than the bound call that puts it back)
             while fresh:
-                message_id = fresh[0]
+                message_id = popleft()
                 if (cast(int, message_id) - oldest) & 0xFFFF >= window:
+                    putback(message_id)
                     break
                 head, data, _ = small[message_id]
                 size = len(head) + len(data)
                 if size > room:
+                    putback(message_id)
                     full = True
                     break
-                popleft()
                 out.append(head)
                 out.append(data)
                 room -= size
