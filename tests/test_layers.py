@@ -18,6 +18,7 @@ LAYERS: dict[str, int] = {
     "_types": 0,
     "_version": 0,
     "_validate": 0,
+    "_lazy": 0,
     "errors": 0,
     "wire": 1,
     "netsim": 2,
