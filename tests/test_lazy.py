@@ -11,6 +11,12 @@ import pytest
 from lagless._lazy import lazy_exports
 
 
+def _run_fresh(code: str) -> None:
+    """Run ``code`` in a new interpreter (nothing imported yet); fail with its stderr."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
 def test_the_transport_and_io_do_not_import_numpy() -> None:
     """`lagless.wire` and `lagless.io` import their numpy-backed names only when read."""
     code = (
@@ -19,8 +25,7 @@ def test_the_transport_and_io_do_not_import_numpy() -> None:
         "from lagless.io import Proxy\n"
         "assert 'numpy' in sys.modules\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    _run_fresh(code)
 
 
 @pytest.mark.parametrize("package", ["lagless.wire", "lagless.io"])
@@ -54,5 +59,4 @@ def test_an_export_named_like_its_submodule_stays_the_export() -> None:
         "from lagless.wire import quantize as again\n"
         "assert again is quantize\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    _run_fresh(code)
