@@ -606,53 +606,6 @@ AVX512 static inline void poly_step8(__m512i h[5], const __m512i m[5], const __m
               _mm512_and_si512, mask, h, m, k, s);
 }
 
-/* poly_blocks4 eight blocks at a time (AVX-512): lane j is multiplied by r^8 after each run,
- * and by r^(8 - j) after the last. */
-/* The multipliers of eight lanes: r^8 in every lane (`k8`), and r^(8 - j) in lane j for the
- * last run (`last`); with their multiples by 5. */
-typedef struct {
-    __m512i k8[5], s8[5], last[5], slast[5];
-} poly_keys8;
-
-AVX512 static void poly_keys8_init(const poly_state *p, poly_keys8 *k) {
-    uint32_t pw[8][5]; /* r .. r^8 */
-    poly_powers(p, pw, 8);
-    for (int i = 0; i < 5; i++) {
-        k->k8[i] = _mm512_set1_epi64(pw[7][i]);
-        k->last[i] = _mm512_setr_epi64(pw[7][i], pw[6][i], pw[5][i], pw[4][i], pw[3][i],
-                                       pw[2][i], pw[1][i], pw[0][i]);
-        k->s8[i] = _mm512_add_epi64(_mm512_slli_epi64(k->k8[i], 2), k->k8[i]);
-        k->slast[i] = _mm512_add_epi64(_mm512_slli_epi64(k->last[i], 2), k->last[i]);
-    }
-}
-
-AVX512 static void poly_sum8(poly_state *p, const __m512i h[5]) {
-    uint64_t sum[5];
-    for (int i = 0; i < 5; i++) {
-        sum[i] = (uint64_t)_mm512_reduce_add_epi64(h[i]);
-    }
-    poly_set_sum(p, sum);
-}
-
-/* poly_blocks4 eight blocks at a time (AVX-512): lane j is multiplied by r^8 after each run,
- * and by r^(8 - j) after the last. */
-AVX512 static void poly_blocks8(poly_state *p, const uint8_t *m, size_t groups) {
-    poly_keys8 k;
-    poly_keys8_init(p, &k);
-    const __m512i hibit = _mm512_set1_epi64(1 << 24);
-    __m512i h[5], msg[5];
-    for (int i = 0; i < 5; i++) {
-        h[i] = _mm512_setr_epi64(p->h[i], 0, 0, 0, 0, 0, 0, 0);
-    }
-    for (size_t g = 0; g + 1 < groups; g++, m += 128) {
-        poly_load8(m, hibit, msg);
-        poly_step8(h, msg, k.k8, k.s8);
-    }
-    poly_load8(m, hibit, msg);
-    poly_step8(h, msg, k.last, k.slast);
-    poly_sum8(p, h);
-}
-
 /* Block `j` of RFC 8439 2.8's Poly1305 input into `out`: the associated data's `a` blocks,
  * then the ciphertext's `c`, each zero-padded, then the two lengths (`lengths`). */
 static void poly_aead_block(uint8_t out[16], size_t j, const uint8_t *aad, size_t aad_len,
@@ -675,19 +628,25 @@ static void poly_aead_block(uint8_t out[16], size_t j, const uint8_t *aad, size_
 /* The whole Poly1305 input of RFC 8439 2.8 (associated data, ciphertext, lengths) eight blocks
  * at a time, none left to the scalar code: z zero blocks go first, as many as make the count a
  * multiple of eight, without the 2^128 bit. They are worth 0, and Horner's rule from h = 0
- * (`p` fresh from poly_init) adds nothing for them. A run of eight whole ciphertext blocks is
+ * (`p` fresh from poly_init) adds nothing for them. Lane j is multiplied by r^8 after each run
+ * and by r^(8 - j) after the last, as in poly_blocks4. A run of eight whole ciphertext blocks is
  * read in place; the first runs and the last one are gathered. */
 AVX512 static void poly_aead8(poly_state *p, const uint8_t *aad, size_t aad_len,
                               const uint8_t *ct, size_t ct_len, const uint8_t lengths[16]) {
     const size_t a = (aad_len + 15) / 16, c = (ct_len + 15) / 16, whole = ct_len / 16;
     const size_t z = (8 - (a + c + 1) % 8) % 8, groups = (z + a + c + 1) / 8;
-    poly_keys8 k;
-    poly_keys8_init(p, &k);
-    const __m512i hibit = _mm512_set1_epi64(1 << 24);
-    __m512i h[5], msg[5];
+    uint32_t pw[8][5]; /* r .. r^8 */
+    poly_powers(p, pw, 8);
+    __m512i k8[5], s8[5], last[5], slast[5], h[5], msg[5];
     for (int i = 0; i < 5; i++) {
+        k8[i] = _mm512_set1_epi64(pw[7][i]);
+        last[i] = _mm512_setr_epi64(pw[7][i], pw[6][i], pw[5][i], pw[4][i], pw[3][i], pw[2][i],
+                                    pw[1][i], pw[0][i]);
+        s8[i] = _mm512_add_epi64(_mm512_slli_epi64(k8[i], 2), k8[i]);
+        slast[i] = _mm512_add_epi64(_mm512_slli_epi64(last[i], 2), last[i]);
         h[i] = _mm512_setzero_si512();
     }
+    const __m512i hibit = _mm512_set1_epi64(1 << 24);
     uint8_t gathered[128];
     for (size_t g = 0; g < groups; g++) {
         const size_t first = 8 * g; /* lane 0's block, counting the z zero blocks */
@@ -710,24 +669,23 @@ AVX512 static void poly_aead8(poly_state *p, const uint8_t *aad, size_t aad_len,
         }
         poly_load8(run, bits, msg);
         if (g + 1 < groups) {
-            poly_step8(h, msg, k.k8, k.s8);
+            poly_step8(h, msg, k8, s8);
         } else {
-            poly_step8(h, msg, k.last, k.slast);
+            poly_step8(h, msg, last, slast);
         }
     }
-    poly_sum8(p, h);
+    uint64_t sum[5];
+    for (int i = 0; i < 5; i++) {
+        sum[i] = (uint64_t)_mm512_reduce_add_epi64(h[i]);
+    }
+    poly_set_sum(p, sum);
 }
 #endif
 
-/* Feed `blocks` full 16-byte blocks: runs of eight (AVX-512) or four (AVX2) where they pay. */
+/* Feed `blocks` full 16-byte blocks: runs of four (AVX2) where they pay. With AVX-512 a tag
+ * of 16 blocks or more goes through poly_aead8 instead (aead_tag); a shorter one comes here. */
 static void poly_blocks(poly_state *p, const uint8_t *m, size_t blocks) {
 #ifdef HAVE_AVX2_PATH
-    if (have_avx512 && blocks >= 16) {
-        size_t groups = blocks / 8;
-        poly_blocks8(p, m, groups);
-        m += 128 * groups;
-        blocks -= 8 * groups;
-    }
     if (have_avx2 && blocks >= 8) {
         size_t groups = blocks / 4;
         poly_blocks4(p, m, groups);
