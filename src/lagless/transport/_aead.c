@@ -931,14 +931,10 @@ static PyMethodDef aead_methods[] = {
 
 static struct PyModuleDef aead_module = {
     PyModuleDef_HEAD_INIT,
-    "lagless.transport._aead",
-    "ChaCha20-Poly1305-IETF with netcode's sequence nonces (RFC 8439 section 2.8).",
-    -1,
-    aead_methods,
-    NULL,
-    NULL,
-    NULL,
-    NULL,
+    .m_name = "lagless.transport._aead",
+    .m_doc = "ChaCha20-Poly1305-IETF with netcode's sequence nonces (RFC 8439 section 2.8).",
+    .m_size = -1,
+    .m_methods = aead_methods,
 };
 
 PyMODINIT_FUNC PyInit__aead(void) {

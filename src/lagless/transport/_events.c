@@ -92,14 +92,10 @@ static PyMethodDef events_methods[] = {
 
 static struct PyModuleDef events_module = {
     PyModuleDef_HEAD_INIT,
-    "lagless.transport._events",
-    "Events of the reliability layer built in one step (tuple subclasses).",
-    -1,
-    events_methods,
-    NULL,
-    NULL,
-    NULL,
-    NULL,
+    .m_name = "lagless.transport._events",
+    .m_doc = "Events of the reliability layer built in one step (tuple subclasses).",
+    .m_size = -1,
+    .m_methods = events_methods,
 };
 
 PyMODINIT_FUNC PyInit__events(void) { return PyModule_Create(&events_module); }
