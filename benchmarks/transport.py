@@ -258,9 +258,10 @@ def _percentile(samples: list[float], q: float) -> float:
 Pair = tuple[AsyncEndpoint[Server], AsyncEndpoint[Client], int]
 
 
-@contextlib.asynccontextmanager
-async def _lagless_pair(config: ConnectionConfig) -> AsyncIterator[Pair]:
-    port = _free_port()  # the token names the server's address, so pick the port first
+def _loopback_server(config: ConnectionConfig) -> tuple[Server, int]:
+    """A secure `Server` for a free loopback port, and the port (the token names the server's
+    address, so the port is picked first)."""
+    port = _free_port()
     server = Server(
         config=NetcodeServerConfig(
             protocol_id=PROTOCOL_ID, private_key=KEY, public_address=(HOST, port)
@@ -268,6 +269,12 @@ async def _lagless_pair(config: ConnectionConfig) -> AsyncIterator[Pair]:
         connection=config,
         unix_time_offset=time.time() - time.monotonic(),
     )
+    return server, port
+
+
+@contextlib.asynccontextmanager
+async def _lagless_pair(config: ConnectionConfig) -> AsyncIterator[Pair]:
+    server, port = _loopback_server(config)
     async with (
         open_endpoint(server, (HOST, port)) as server_ep,
         open_endpoint(Client(connection=config)) as client_ep,
@@ -465,14 +472,7 @@ def _poll_pair(config: ConnectionConfig) -> Iterator[PollPair]:
 
     The same loop shape as ENet's: one thread pumps both ends in turn, never sleeping.
     """
-    port = _free_port()
-    server = Server(
-        config=NetcodeServerConfig(
-            protocol_id=PROTOCOL_ID, private_key=KEY, public_address=(HOST, port)
-        ),
-        connection=config,
-        unix_time_offset=time.time() - time.monotonic(),
-    )
+    server, port = _loopback_server(config)
     with (
         PollEndpoint(server, (HOST, port)) as server_ep,
         PollEndpoint(Client(connection=config)) as client_ep,
