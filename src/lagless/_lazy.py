@@ -24,7 +24,7 @@ class _LazyPackage(types.ModuleType):
     """
 
     def __setattr__(self, name: str, value: object) -> None:
-        homes = self.__dict__.get("_HOMES", {})
+        homes = self.__dict__.get("__lazy_homes__", {})
         if (
             isinstance(value, types.ModuleType)
             and homes.get(name) == name
@@ -40,7 +40,7 @@ def lazy_exports(
     """Return ``(__getattr__, __dir__)`` for ``package``'s lazily imported names.
 
     Args:
-        package: The package's ``__name__``; it must keep ``homes`` as ``_HOMES``.
+        package: The package's ``__name__``.
         homes: Each lazy name and the submodule (relative to ``package``) that defines it.
 
     Returns:
@@ -48,8 +48,9 @@ def lazy_exports(
         read once is stored in the package's namespace, so later reads cost nothing.
     """
     module = sys.modules[package]
-    module.__class__ = _LazyPackage
     namespace = module.__dict__
+    namespace["__lazy_homes__"] = homes  # what _LazyPackage reads
+    module.__class__ = _LazyPackage
 
     def __getattr__(name: str) -> object:
         home = homes.get(name)
